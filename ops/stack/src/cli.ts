@@ -1,0 +1,73 @@
+#!/usr/bin/env bun
+import { Command } from "commander";
+import { createContext } from "./context-factory.ts";
+import { StackError } from "./errors.ts";
+import { down, installAll, readEnvFile, selectServices, status, up } from "./stack.ts";
+
+const program = new Command("stack")
+  .description("The local stack: Kafka (KRaft), MinIO, Keycloak, PostgreSQL, etcd and kube-apiserver on loopback")
+  .option("--state-dir <dir>", "where the stack keeps data, logs and pid files (env SVC_STACK_STATE_DIR)");
+
+const context = () => createContext(process.env, { stateDir: program.opts<{ stateDir?: string }>().stateDir });
+
+program
+  .command("install [services...]")
+  .description("fetch and build the servers (all by default) into the cache, start nothing")
+  .action(async (names: string[]) => {
+    const ctx = context();
+    const took = await installAll(ctx, selectServices(names));
+    ctx.progress.stop();
+    for (const [name, s] of took) console.log(`${name.padEnd(16)} ${s}s`);
+  });
+
+program
+  .command("up [services...]")
+  .description("install what is missing, start what is not running (all by default), wait until each is ready")
+  .action(async (names: string[]) => {
+    const ctx = context();
+    const result = await up(ctx, selectServices(names));
+    console.log(`\n${"service".padEnd(16)} ${"install".padStart(8)} ${"start".padStart(8)}`);
+    for (const t of result.timings) {
+      const start = t.alreadyRunning ? "running" : `${t.startSeconds}s`;
+      console.log(`${t.name.padEnd(16)} ${`${t.installSeconds}s`.padStart(8)} ${start.padStart(8)}`);
+    }
+    console.log(`\naddresses: ${result.envFile} (set -a; . ${result.envFile}; set +a)`);
+  });
+
+program
+  .command("down")
+  .description("stop every server of the stack")
+  .option("--purge", "also delete the stack's data and logs")
+  .action(async (options: { purge?: boolean }) => {
+    const stopped = await down(context(), options);
+    console.log(stopped.length === 0 ? "nothing was running" : `stopped: ${stopped.join(", ")}`);
+  });
+
+program
+  .command("status")
+  .description("each server's address and state; exits 1 unless all are ready")
+  .action(async () => {
+    const rows = await status(context());
+    for (const row of rows) {
+      const pid = row.pid === undefined ? "" : ` (pid ${row.pid})`;
+      console.log(`${row.name.padEnd(16)} ${row.state.padEnd(20)} ${row.address}${pid}`);
+    }
+    if (rows.some((r) => r.state !== "ready")) process.exitCode = 1;
+  });
+
+program
+  .command("env")
+  .description("print the running stack's SVC_STACK_* variables")
+  .action(() => {
+    const env = readEnvFile(context().stateDir);
+    if (!env) throw new StackError("STACK_ENV_INCOMPLETE", "the stack is not up (no env file); run `bun run up`");
+    for (const [key, value] of Object.entries(env)) console.log(`${key}=${value}`);
+  });
+
+try {
+  await program.parseAsync();
+} catch (error) {
+  const code = error instanceof StackError ? ` [${error.code}]` : "";
+  console.error(`stack: ${error instanceof Error ? error.message : String(error)}${code}`);
+  process.exit(1);
+}

@@ -1,0 +1,92 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { type Static, Type } from "@sinclair/typebox";
+import { Value } from "@sinclair/typebox/value";
+import { StackError } from "./errors.ts";
+
+const Port = Type.Integer({ minimum: 1, maximum: 65535 });
+const Name = Type.String({ minLength: 1 });
+
+export const StackConfigSchema = Type.Object(
+  {
+    postgres: Type.Object(
+      { port: Port, user: Name, password: Name, database: Name },
+      { additionalProperties: false },
+    ),
+    kafka: Type.Object({ port: Port, controller_port: Port }, { additionalProperties: false }),
+    minio: Type.Object(
+      {
+        port: Port,
+        console_port: Port,
+        root_user: Type.String({ minLength: 3 }),
+        root_password: Type.String({ minLength: 8 }),
+        region: Name,
+        buckets: Type.Array(Type.String({ pattern: "^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$" }), { minItems: 1 }),
+        retention_days: Type.Integer({ minimum: 1 }),
+      },
+      { additionalProperties: false },
+    ),
+    keycloak: Type.Object(
+      { port: Port, management_port: Port, admin_user: Name, admin_password: Name },
+      { additionalProperties: false },
+    ),
+    etcd: Type.Object({ port: Port, peer_port: Port }, { additionalProperties: false }),
+    kube_apiserver: Type.Object({ port: Port }, { additionalProperties: false }),
+  },
+  { additionalProperties: false },
+);
+
+export type StackConfig = Static<typeof StackConfigSchema>;
+
+export const DEFAULT_CONFIG_PATH = join(import.meta.dir, "..", "..", "stack.toml");
+
+/**
+ * Environment overrides: `IDP_BOOTSTRAP_ADMIN_PASSWORD` (the spec's name) for the Keycloak bootstrap admin, and
+ * `SVC_STACK_<SECTION>_<KEY>` (upper case) for any scalar field, e.g. `SVC_STACK_KAFKA_PORT=19092`.
+ */
+function applyEnv(raw: Record<string, unknown>, env: Record<string, string | undefined>): void {
+  for (const [section, value] of Object.entries(raw)) {
+    if (typeof value !== "object" || value === null) continue;
+    const fields = value as Record<string, unknown>;
+    for (const [key, current] of Object.entries(fields)) {
+      const override = env[`SVC_STACK_${section}_${key}`.toUpperCase()];
+      if (override === undefined || Array.isArray(current)) continue;
+      fields[key] = typeof current === "number" ? Number(override) : override;
+    }
+  }
+  const keycloak = raw.keycloak as Record<string, unknown> | undefined;
+  const adminPassword = env.IDP_BOOTSTRAP_ADMIN_PASSWORD;
+  if (keycloak && adminPassword !== undefined) keycloak.admin_password = adminPassword;
+}
+
+/** Parses and validates a stack config; a bad value names its field path and the expected shape. */
+export function parseStackConfig(raw: unknown, env: Record<string, string | undefined> = {}): StackConfig {
+  if (typeof raw !== "object" || raw === null) {
+    throw new StackError("STACK_CONFIG_INVALID", "stack config: expected a table at the top level", "/");
+  }
+  const copy = structuredClone(raw) as Record<string, unknown>;
+  applyEnv(copy, env);
+  const first = Value.Errors(StackConfigSchema, copy).First();
+  if (first) {
+    const path = first.path === "" ? "/" : first.path;
+    throw new StackError(
+      "STACK_CONFIG_INVALID",
+      `stack config ${path}: ${first.message} (got ${JSON.stringify(first.value)})`,
+      path,
+    );
+  }
+  return copy as StackConfig;
+}
+
+export function loadStackConfig(
+  env: Record<string, string | undefined>,
+  path: string = env.SVC_STACK_CONFIG ?? DEFAULT_CONFIG_PATH,
+): StackConfig {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (cause) {
+    throw new StackError("STACK_CONFIG_INVALID", `stack config: cannot read ${path}`, path, { cause });
+  }
+  return parseStackConfig(Bun.TOML.parse(text), env);
+}

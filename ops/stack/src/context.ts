@@ -1,0 +1,30 @@
+import type { StackConfig } from "./config.ts";
+import type { RunningDaemon } from "./daemon.ts";
+import type { Progress, ProgressTask } from "./progress.ts";
+
+export interface StackContext {
+  config: StackConfig;
+  env: Record<string, string | undefined>;
+  /** Fetched and built artifacts, shared by every stack on the machine. */
+  cacheDir: string;
+  /** This stack's data, logs, pid files and env file. */
+  stateDir: string;
+  progress: Progress;
+}
+
+/** One server of the local stack. */
+export interface StackService {
+  readonly name: string;
+  /** Services that must be ready before this one starts. */
+  readonly after: readonly string[];
+  /** Fetches or builds what the service runs into the cache; fast when cached. */
+  install(ctx: StackContext, task: ProgressTask): Promise<void>;
+  /** Starts the server and resolves once it really serves (and its initial objects exist). */
+  start(ctx: StackContext, task: ProgressTask): Promise<RunningDaemon>;
+  /** One quick readiness check of a server that may have been started by another process. */
+  probe(ctx: StackContext): Promise<boolean>;
+  /** Human-readable address for `status`. */
+  address(ctx: StackContext): string;
+  /** The SVC_STACK_* variables clients use to reach it. */
+  exports(ctx: StackContext): Record<string, string>;
+}

@@ -1,0 +1,108 @@
+import { spawn } from "node:child_process";
+import { closeSync, existsSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { StackError } from "./errors.ts";
+import { waitFor } from "./wait-for.ts";
+
+export interface DaemonSpec {
+  name: string;
+  command: string;
+  args: string[];
+  env?: Record<string, string | undefined>;
+  cwd?: string;
+  logFile: string;
+  pidFile: string;
+}
+
+export interface RunningDaemon {
+  name: string;
+  pid: number;
+  /** Set once the process has exited (only known for daemons this process started). */
+  exitError: () => Error | undefined;
+}
+
+/**
+ * Starts a long-running server in its own process group, stdout and stderr appended to its log file, its pid in
+ * a pid file: `down` (maybe from another process) stops the whole group through that file.
+ */
+export function spawnDaemon(spec: DaemonSpec): RunningDaemon {
+  const log = openSync(spec.logFile, "a");
+  let exited: Error | undefined;
+  try {
+    const child = spawn(spec.command, spec.args, {
+      cwd: spec.cwd,
+      env: { ...process.env, ...spec.env },
+      stdio: ["ignore", log, log],
+      detached: true,
+    });
+    if (child.pid === undefined) {
+      throw new StackError("STACK_START_FAILED", `${spec.name}: could not start ${spec.command}`, spec.name);
+    }
+    child.once("exit", (code, signal) => {
+      exited = new StackError(
+        "STACK_START_FAILED",
+        `${spec.name} exited (${signal ?? `code ${code}`}); last log lines:\n${tailOf(spec.logFile, 15)}`,
+        spec.name,
+      );
+    });
+    child.unref();
+    writeFileSync(spec.pidFile, `${child.pid}\n`);
+    return { name: spec.name, pid: child.pid, exitError: () => exited };
+  } finally {
+    closeSync(log);
+  }
+}
+
+export function readPid(pidFile: string): number | undefined {
+  if (!existsSync(pidFile)) return undefined;
+  const pid = Number.parseInt(readFileSync(pidFile, "utf8").trim(), 10);
+  return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+}
+
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function signalGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // The group is gone already.
+  }
+}
+
+/** Stops the daemon's process group: SIGTERM, then SIGKILL after `graceMs`. Returns whether one was running. */
+export async function stopDaemon(pidFile: string, graceMs = 15_000): Promise<boolean> {
+  const pid = readPid(pidFile);
+  if (pid === undefined) return false;
+  const wasAlive = isAlive(pid);
+  if (wasAlive) {
+    signalGroup(pid, "SIGTERM");
+    try {
+      await waitFor("process exit", async () => (isAlive(pid) ? undefined : true), {
+        timeoutMs: graceMs,
+        intervalMs: 100,
+      });
+    } catch {
+      signalGroup(pid, "SIGKILL");
+      await waitFor("process kill", async () => (isAlive(pid) ? undefined : true), { timeoutMs: 5_000 });
+    }
+  }
+  rmSync(pidFile, { force: true });
+  return wasAlive;
+}
+
+/** Kills the daemon's group at once; synchronous, so it can run in a process `exit` handler. */
+export function killDaemonNow(pidFile: string): void {
+  const pid = readPid(pidFile);
+  if (pid !== undefined) signalGroup(pid, "SIGKILL");
+}
+
+export function tailOf(file: string, lines: number): string {
+  if (!existsSync(file)) return "(no log)";
+  return readFileSync(file, "utf8").trimEnd().split("\n").slice(-lines).join("\n");
+}

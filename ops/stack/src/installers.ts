@@ -1,0 +1,126 @@
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { StackError } from "./errors.ts";
+import type { ProgressTask } from "./progress.ts";
+import { runTool } from "./run-tool.ts";
+
+let aptUpdated = false;
+
+/** Installs Debian packages (root only; `apt-get update` once per process first). */
+export async function aptInstall(task: ProgressTask, packages: string[]): Promise<void> {
+  if (process.getuid?.() !== 0) {
+    throw new StackError(
+      "STACK_TOOL_MISSING",
+      `missing Debian packages ${packages.join(", ")}: install them (apt-get install ${packages.join(" ")})`,
+      packages.join(","),
+    );
+  }
+  const env = { DEBIAN_FRONTEND: "noninteractive" };
+  if (!aptUpdated) {
+    await runTool("apt", "apt-get", ["update", "-q"], { env, onLine: (l) => task.note(l) });
+    aptUpdated = true;
+  }
+  await runTool("apt", "apt-get", ["install", "-y", "-q", "--no-install-recommends", ...packages], {
+    env,
+    onLine: (l) => task.note(l),
+  });
+}
+
+export async function hasCommand(command: string): Promise<boolean> {
+  return Bun.which(command) !== null;
+}
+
+/** Short content hash of files: the cache key of an artifact built from them. */
+export function hashFiles(paths: string[]): string {
+  const hasher = new Bun.CryptoHasher("sha256");
+  for (const path of paths) hasher.update(readFileSync(path));
+  return hasher.digest("hex").slice(0, 12);
+}
+
+/**
+ * Builds a Go command from a pinned wrapper module in ops/tools/<name> into the cache, keyed by the hash of the
+ * module's go.mod and go.sum. Progress: packages compiled of the command's dependency count.
+ */
+export async function ensureGoBinary(
+  cacheDir: string,
+  task: ProgressTask,
+  tool: { name: string; moduleDir: string; pkg: string },
+): Promise<string> {
+  const key = hashFiles([join(tool.moduleDir, "go.mod"), join(tool.moduleDir, "go.sum")]);
+  const binDir = join(cacheDir, "bin");
+  const target = join(binDir, `${tool.name}-${key}`);
+  if (existsSync(target)) return target;
+  if (!(await hasCommand("go"))) {
+    throw new StackError("STACK_TOOL_MISSING", `${tool.name}: the Go toolchain (go) is needed to build it`, tool.name);
+  }
+  mkdirSync(binDir, { recursive: true });
+  const run = { cwd: tool.moduleDir, env: { GOFLAGS: "-mod=mod -buildvcs=false" } };
+  task.update(0, "downloading modules");
+  await runTool(tool.name, "go", ["mod", "download"], { ...run, onLine: (l) => task.note(l) });
+  const deps = await runTool(tool.name, "go", ["list", "-deps", tool.pkg], run);
+  const total = deps.split("\n").filter((l) => l.trim() !== "").length;
+  task.setTotal(total);
+  let built = 0;
+  const partial = `${target}.partial`;
+  await runTool(tool.name, "go", ["build", "-v", "-trimpath", "-ldflags=-s -w", "-o", partial, tool.pkg], {
+    ...run,
+    onLine: (line) => {
+      built += 1;
+      task.update(Math.min(built, total), `compiling ${line}`);
+    },
+  });
+  renameSync(partial, target);
+  task.done(`built ${target}`);
+  return target;
+}
+
+/** Copies Maven artifacts into the cache with a pinned maven-dependency-plugin. */
+export async function mavenFetch(task: ProgressTask, subject: string, args: string[]): Promise<void> {
+  if (!(await hasCommand("mvn"))) await aptInstall(task, ["maven"]);
+  let downloaded = 0;
+  await runTool(subject, "mvn", ["-B", "-q", "-ntp", ...args], {
+    onLine: (line) => {
+      downloaded += 1;
+      task.note(line);
+    },
+  });
+  task.note(`maven: ${downloaded} lines of output`);
+}
+
+export const MAVEN_DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1";
+
+/** A JDK home of at least `minMajor`, preferring the lowest such version; undefined when none is installed. */
+export function findJavaHome(minMajor: number, env: Record<string, string | undefined>): string | undefined {
+  const candidates = new Set<string>();
+  if (env.JAVA_HOME) candidates.add(env.JAVA_HOME);
+  if (existsSync("/usr/lib/jvm")) {
+    for (const entry of readdirSync("/usr/lib/jvm")) candidates.add(join("/usr/lib/jvm", entry));
+  }
+  let best: { home: string; major: number } | undefined;
+  for (const home of candidates) {
+    const release = join(home, "release");
+    if (!existsSync(join(home, "bin", "java")) || !existsSync(release)) continue;
+    const match = /JAVA_VERSION="(\d+)/.exec(readFileSync(release, "utf8"));
+    const major = match?.[1] ? Number(match[1]) : 0;
+    if (major >= minMajor && (best === undefined || major < best.major)) best = { home, major };
+  }
+  return best?.home;
+}
+
+/** Makes sure a JDK of at least `minMajor` exists (OpenJDK 17 from Debian otherwise) and returns its home. */
+export async function ensureJava(
+  task: ProgressTask,
+  minMajor: number,
+  env: Record<string, string | undefined>,
+): Promise<string> {
+  const found = findJavaHome(minMajor, env) ?? findJavaHome(17, env);
+  if (found) return found;
+  await aptInstall(task, ["openjdk-17-jre-headless"]);
+  const installed = findJavaHome(17, env);
+  if (!installed) throw new StackError("STACK_TOOL_MISSING", "no JDK 17+ after installing openjdk-17", "java");
+  return installed;
+}
+
+export function removeQuietly(path: string): void {
+  rmSync(path, { recursive: true, force: true });
+}

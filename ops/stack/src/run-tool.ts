@@ -1,0 +1,49 @@
+import { spawn } from "node:child_process";
+import { StackError } from "./errors.ts";
+
+export interface ToolRun {
+  cwd?: string;
+  env?: Record<string, string | undefined>;
+  /** Each output line, for progress display. */
+  onLine?: (line: string) => void;
+}
+
+/** Runs an install-time tool (go, mvn, tar, apt-get) to completion; failure carries its last output lines. */
+export function runTool(subject: string, command: string, args: string[], run: ToolRun = {}): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, {
+      cwd: run.cwd,
+      env: { ...process.env, ...run.env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const kept: string[] = [];
+    let partial = "";
+    const onData = (chunk: Buffer) => {
+      const lines = (partial + chunk.toString("utf8")).split(/\r?\n/);
+      partial = lines.pop() ?? "";
+      for (const line of lines) {
+        kept.push(line);
+        if (kept.length > 40) kept.shift();
+        if (line.trim() !== "") run.onLine?.(line);
+      }
+    };
+    child.stdout.on("data", onData);
+    child.stderr.on("data", onData);
+    child.once("error", (cause) =>
+      reject(new StackError("STACK_TOOL_MISSING", `${subject}: cannot run ${command}: ${cause.message}`, subject)),
+    );
+    child.once("close", (code) => {
+      if (partial) kept.push(partial);
+      const output = kept.join("\n");
+      if (code === 0) resolve(output);
+      else
+        reject(
+          new StackError(
+            "STACK_INSTALL_FAILED",
+            `${subject}: ${command} ${args.join(" ")} exited with ${code}:\n${output}`,
+            subject,
+          ),
+        );
+    });
+  });
+}

@@ -1,0 +1,94 @@
+import { existsSync, mkdirSync, renameSync } from "node:fs";
+import { join } from "node:path";
+import type { StackContext, StackService } from "../context.ts";
+import { spawnDaemon } from "../daemon.ts";
+import { ensureJava, MAVEN_DEPENDENCY_PLUGIN, mavenFetch, removeQuietly } from "../installers.ts";
+import { runTool } from "../run-tool.ts";
+import { VERSIONS } from "../versions.ts";
+import { waitFor } from "../wait-for.ts";
+
+const ARTIFACT = `org.keycloak:keycloak-quarkus-dist:${VERSIONS.keycloak}:tar.gz`;
+const home = (ctx: StackContext) => join(ctx.cacheDir, `keycloak-${VERSIONS.keycloak}`);
+const baseUrl = (ctx: StackContext) => `http://127.0.0.1:${ctx.config.keycloak.port}`;
+
+export const keycloak: StackService = {
+  name: "keycloak",
+  after: [],
+
+  async install(ctx, task) {
+    await ensureJava(task, 21, ctx.env);
+    if (existsSync(join(home(ctx), "bin", "kc.sh"))) {
+      task.done(`Keycloak ${VERSIONS.keycloak} (cached)`);
+      return;
+    }
+    const downloads = join(ctx.cacheDir, "downloads");
+    const archive = join(downloads, `keycloak-quarkus-dist-${VERSIONS.keycloak}.tar.gz`);
+    if (!existsSync(archive)) {
+      task.update(0, "fetching the server distribution from Maven Central");
+      await mavenFetch(task, "keycloak", [
+        `${MAVEN_DEPENDENCY_PLUGIN}:copy`,
+        `-Dartifact=${ARTIFACT}`,
+        `-DoutputDirectory=${downloads}`,
+      ]);
+    }
+    task.update(1, "unpacking");
+    const staging = `${home(ctx)}.partial`;
+    removeQuietly(staging);
+    mkdirSync(staging, { recursive: true });
+    await runTool("keycloak", "tar", ["-xzf", archive, "-C", staging, "--strip-components=1"]);
+    renameSync(staging, home(ctx));
+    task.done(`Keycloak ${VERSIONS.keycloak}`);
+  },
+
+  async start(ctx, task) {
+    const { port, management_port, admin_user, admin_password } = ctx.config.keycloak;
+    const javaHome = await ensureJava(task, 21, ctx.env);
+    const state = join(ctx.stateDir, "keycloak");
+    mkdirSync(join(state, "tmp"), { recursive: true });
+    task.update(1, "starting (dev mode; the first start builds the server)");
+    const daemon = spawnDaemon({
+      name: "keycloak",
+      command: join(home(ctx), "bin", "kc.sh"),
+      args: [
+        "start-dev",
+        "--http-host=127.0.0.1",
+        `--http-port=${port}`,
+        `--http-management-port=${management_port}`,
+        // Each stack keeps its own realm data; the distribution in the cache stays shared and unchanged.
+        `--db-url=jdbc:h2:file:${join(state, "h2", "keycloakdb")};NON_KEYWORDS=VALUE`,
+      ],
+      env: {
+        JAVA_HOME: javaHome,
+        JAVA_OPTS_APPEND: `-Djava.io.tmpdir=${join(state, "tmp")}`,
+        KC_BOOTSTRAP_ADMIN_USERNAME: admin_user,
+        KC_BOOTSTRAP_ADMIN_PASSWORD: admin_password,
+      },
+      logFile: join(ctx.stateDir, "logs", "keycloak.log"),
+      pidFile: join(ctx.stateDir, "pids", "keycloak.pid"),
+    });
+    await waitFor("keycloak to serve the master realm", async () => (await this.probe(ctx)) || undefined, {
+      timeoutMs: 240_000,
+      intervalMs: 1_000,
+      abort: daemon.exitError,
+    });
+    task.done(baseUrl(ctx));
+    return daemon;
+  },
+
+  async probe(ctx) {
+    const url = `${baseUrl(ctx)}/realms/master/.well-known/openid-configuration`;
+    const response = await fetch(url).catch(() => undefined);
+    return response?.status === 200;
+  },
+
+  address: (ctx) => baseUrl(ctx),
+
+  exports(ctx) {
+    const { admin_user, admin_password } = ctx.config.keycloak;
+    return {
+      SVC_STACK_IDP_URL: baseUrl(ctx),
+      SVC_STACK_IDP_ADMIN_USER: admin_user,
+      SVC_STACK_IDP_ADMIN_PASSWORD: admin_password,
+    };
+  },
+};

@@ -1,0 +1,133 @@
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import {
+  CreateBucketCommand,
+  GetObjectLockConfigurationCommand,
+  HeadBucketCommand,
+  PutObjectLockConfigurationCommand,
+  S3Client,
+} from "@aws-sdk/client-s3";
+import type { StackContext, StackService } from "../context.ts";
+import { spawnDaemon } from "../daemon.ts";
+import { StackError } from "../errors.ts";
+import { ensureGoBinary } from "../installers.ts";
+import { waitFor } from "../wait-for.ts";
+
+const MODULE_DIR = join(import.meta.dir, "..", "..", "..", "tools", "minio");
+const endpoint = (ctx: StackContext) => `http://127.0.0.1:${ctx.config.minio.port}`;
+
+export function stackS3Client(ctx: StackContext): S3Client {
+  const { root_user, root_password, region } = ctx.config.minio;
+  return new S3Client({
+    endpoint: endpoint(ctx),
+    region,
+    forcePathStyle: true,
+    credentials: { accessKeyId: root_user, secretAccessKey: root_password },
+  });
+}
+
+/** Creates the bucket with Object Lock on (it can only be turned on at creation) and COMPLIANCE by default. */
+async function ensureLockedBucket(s3: S3Client, bucket: string, days: number): Promise<void> {
+  const exists = await s3.send(new HeadBucketCommand({ Bucket: bucket })).then(
+    () => true,
+    () => false,
+  );
+  if (!exists) await s3.send(new CreateBucketCommand({ Bucket: bucket, ObjectLockEnabledForBucket: true }));
+  const current = await s3.send(new GetObjectLockConfigurationCommand({ Bucket: bucket })).catch(() => undefined);
+  if (current?.ObjectLockConfiguration?.ObjectLockEnabled !== "Enabled") {
+    throw new StackError(
+      "STACK_START_FAILED",
+      `bucket ${bucket} exists without Object Lock; Object Lock can only be enabled when a bucket is created`,
+      "minio",
+    );
+  }
+  const rule = current.ObjectLockConfiguration.Rule?.DefaultRetention;
+  if (rule?.Mode === "COMPLIANCE" && rule.Days === days) return;
+  await s3.send(
+    new PutObjectLockConfigurationCommand({
+      Bucket: bucket,
+      ObjectLockConfiguration: {
+        ObjectLockEnabled: "Enabled",
+        Rule: { DefaultRetention: { Mode: "COMPLIANCE", Days: days } },
+      },
+    }),
+  );
+}
+
+export const minio: StackService = {
+  name: "minio",
+  after: [],
+
+  async install(ctx, task) {
+    const bin = await ensureGoBinary(ctx.cacheDir, task, {
+      name: "minio",
+      moduleDir: MODULE_DIR,
+      pkg: "github.com/minio/minio",
+    });
+    task.done(bin);
+  },
+
+  async start(ctx, task) {
+    const { port, console_port, root_user, root_password, buckets, retention_days } = ctx.config.minio;
+    const bin = await ensureGoBinary(ctx.cacheDir, task, {
+      name: "minio",
+      moduleDir: MODULE_DIR,
+      pkg: "github.com/minio/minio",
+    });
+    const data = join(ctx.stateDir, "minio", "data");
+    mkdirSync(data, { recursive: true });
+    task.update(1, "starting");
+    const daemon = spawnDaemon({
+      name: "minio",
+      command: bin,
+      args: [
+        "server",
+        data,
+        "--address",
+        `127.0.0.1:${port}`,
+        "--console-address",
+        `127.0.0.1:${console_port}`,
+        "--quiet",
+      ],
+      env: {
+        MINIO_ROOT_USER: root_user,
+        MINIO_ROOT_PASSWORD: root_password,
+        MINIO_UPDATE: "off",
+        MINIO_CI_CD: "1",
+      },
+      logFile: join(ctx.stateDir, "logs", "minio.log"),
+      pidFile: join(ctx.stateDir, "pids", "minio.pid"),
+    });
+    await waitFor("minio to report ready", async () => (await this.probe(ctx)) || undefined, {
+      timeoutMs: 60_000,
+      abort: daemon.exitError,
+    });
+    task.update(2, "creating Object Lock buckets");
+    const s3 = stackS3Client(ctx);
+    try {
+      for (const bucket of buckets) await ensureLockedBucket(s3, bucket, retention_days);
+    } finally {
+      s3.destroy();
+    }
+    task.done(this.address(ctx));
+    return daemon;
+  },
+
+  async probe(ctx) {
+    const response = await fetch(`${endpoint(ctx)}/minio/health/ready`).catch(() => undefined);
+    return response?.status === 200;
+  },
+
+  address: (ctx) => `${endpoint(ctx)} (console 127.0.0.1:${ctx.config.minio.console_port})`,
+
+  exports(ctx) {
+    const { root_user, root_password, region, buckets } = ctx.config.minio;
+    return {
+      SVC_STACK_S3_ENDPOINT: endpoint(ctx),
+      SVC_STACK_S3_REGION: region,
+      SVC_STACK_S3_ACCESS_KEY: root_user,
+      SVC_STACK_S3_SECRET_KEY: root_password,
+      SVC_STACK_S3_BUCKETS: buckets.join(","),
+    };
+  },
+};

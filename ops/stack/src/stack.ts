@@ -1,0 +1,161 @@
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { StackContext, StackService } from "./context.ts";
+import { StackError } from "./errors.ts";
+import { isAlive, killDaemonNow, readPid, stopDaemon } from "./daemon.ts";
+import { SERVICES } from "./services/index.ts";
+
+export interface ServiceTiming {
+  name: string;
+  /** Seconds spent fetching or building (near 0 when cached). */
+  installSeconds: number;
+  /** Seconds from spawn to really ready (0 when it was running already). */
+  startSeconds: number;
+  alreadyRunning: boolean;
+}
+
+export interface StackUp {
+  env: Record<string, string>;
+  envFile: string;
+  timings: ServiceTiming[];
+}
+
+/** The named services and what they start after; every service when no name is given. */
+export function selectServices(names: readonly string[]): readonly StackService[] {
+  if (names.length === 0) return SERVICES;
+  const wanted = new Set<string>();
+  const add = (name: string) => {
+    const service = SERVICES.find((s) => s.name === name);
+    if (!service) {
+      const known = SERVICES.map((s) => s.name).join(", ");
+      throw new StackError("STACK_CONFIG_INVALID", `unknown service ${name} (known: ${known})`, name);
+    }
+    wanted.add(name);
+    for (const dependency of service.after) add(dependency);
+  };
+  for (const name of names) add(name);
+  return SERVICES.filter((s) => wanted.has(s.name));
+}
+
+const pidFile = (ctx: StackContext, name: string) => join(ctx.stateDir, "pids", `${name}.pid`);
+export const envFilePath = (stateDir: string) => join(stateDir, "stack.env");
+const seconds = (since: number) => Math.round((performance.now() - since) / 100) / 10;
+
+/**
+ * Installs everything into the cache. The Go builds run one after another (each one uses every core), beside
+ * the downloads.
+ */
+export async function installAll(ctx: StackContext, services = SERVICES): Promise<Map<string, number>> {
+  const took = new Map<string, number>();
+  const run = async (service: StackService) => {
+    const started = performance.now();
+    const task = ctx.progress.task(`install ${service.name}`, 3);
+    await service.install(ctx, task);
+    took.set(service.name, seconds(started));
+  };
+  const goBuilt = new Set(["etcd", "kube-apiserver", "minio"]);
+  const sequential = (async () => {
+    for (const service of services.filter((s) => goBuilt.has(s.name))) await run(service);
+  })();
+  await Promise.all([sequential, ...services.filter((s) => !goBuilt.has(s.name)).map(run)]);
+  return took;
+}
+
+function writeEnvFile(ctx: StackContext, services: readonly StackService[]): Record<string, string> {
+  const env: Record<string, string> = { SVC_STACK_STATE_DIR: ctx.stateDir };
+  for (const service of services) Object.assign(env, service.exports(ctx));
+  const text = Object.entries(env)
+    .map(([key, value]) => `${key}=${value}`)
+    .join("\n");
+  writeFileSync(envFilePath(ctx.stateDir), `${text}\n`, { mode: 0o600 });
+  return env;
+}
+
+export function readEnvFile(stateDir: string): Record<string, string> | undefined {
+  const file = envFilePath(stateDir);
+  if (!existsSync(file)) return undefined;
+  const env: Record<string, string> = {};
+  for (const line of readFileSync(file, "utf8").split("\n")) {
+    const at = line.indexOf("=");
+    if (at > 0) env[line.slice(0, at)] = line.slice(at + 1);
+  }
+  return env;
+}
+
+/** Installs, starts what is not running yet (dependencies first), and writes the env file of addresses. */
+export async function up(ctx: StackContext, services = SERVICES): Promise<StackUp> {
+  for (const sub of ["logs", "pids"]) mkdirSync(join(ctx.stateDir, sub), { recursive: true });
+  const installed = await installAll(ctx, services);
+  const timings: ServiceTiming[] = [];
+  const started: StackService[] = [];
+  const pending = new Map(services.map((s) => [s.name, s]));
+  const done = new Set<string>();
+  try {
+    while (pending.size > 0) {
+      const wave = [...pending.values()].filter((s) => s.after.every((d) => done.has(d) || !pending.has(d)));
+      await Promise.all(
+        wave.map(async (service) => {
+          const t0 = performance.now();
+          const pid = readPid(pidFile(ctx, service.name));
+          const running = pid !== undefined && isAlive(pid) && (await service.probe(ctx));
+          if (!running) {
+            started.push(service);
+            await service.start(ctx, ctx.progress.task(`start ${service.name}`, 3));
+          }
+          timings.push({
+            name: service.name,
+            installSeconds: installed.get(service.name) ?? 0,
+            startSeconds: running ? 0 : seconds(t0),
+            alreadyRunning: running,
+          });
+        }),
+      );
+      for (const service of wave) {
+        pending.delete(service.name);
+        done.add(service.name);
+      }
+    }
+  } catch (error) {
+    await Promise.all(started.map((s) => stopDaemon(pidFile(ctx, s.name))));
+    throw error;
+  } finally {
+    ctx.progress.stop();
+  }
+  const env = writeEnvFile(ctx, services);
+  return { env, envFile: envFilePath(ctx.stateDir), timings };
+}
+
+/** Stops every server of the stack (reverse start order); `purge` also deletes its data. */
+export async function down(ctx: StackContext, options: { purge?: boolean } = {}): Promise<string[]> {
+  const stopped: string[] = [];
+  for (const service of [...SERVICES].reverse()) {
+    if (await stopDaemon(pidFile(ctx, service.name))) stopped.push(service.name);
+  }
+  rmSync(envFilePath(ctx.stateDir), { force: true });
+  if (options.purge) rmSync(ctx.stateDir, { recursive: true, force: true });
+  return stopped;
+}
+
+/** Synchronous last resort for a test run that is exiting: kill every server of this stack at once. */
+export function killAllNow(stateDir: string): void {
+  for (const service of SERVICES) killDaemonNow(join(stateDir, "pids", `${service.name}.pid`));
+}
+
+export interface ServiceStatus {
+  name: string;
+  address: string;
+  state: "ready" | "running, not ready" | "stopped";
+  pid: number | undefined;
+}
+
+export async function status(ctx: StackContext): Promise<ServiceStatus[]> {
+  return Promise.all(
+    SERVICES.map(async (service) => {
+      const pid = readPid(pidFile(ctx, service.name));
+      const alive = pid !== undefined && isAlive(pid);
+      const ready = alive && (await service.probe(ctx));
+      const state = ready ? "ready" : alive ? "running, not ready" : "stopped";
+      return { name: service.name, address: service.address(ctx), state, pid: alive ? pid : undefined };
+    }),
+  );
+}
