@@ -1,0 +1,1 @@
+export { type ApiConstructor, loadKubeConfig, makeKubeClient } from "./src/kube-client.ts";

@@ -1,0 +1,51 @@
+// Public surface of @svc/proto: the generated messages, enums, gRPC service definitions and client
+// constructors. Other packages import from "@svc/proto" only, never from "@svc/proto/gen/...".
+//
+// Each generated file also exports helper names (`protobufPackage`, `DeepPartial`, `MessageFns`, ...)
+// that clash between files; they are reachable through the per-package namespaces below.
+
+// Per-package namespaces (everything a generated file exports).
+export * as auditV2 from "./gen/audit/v2/audit.ts";
+export * as healthV1 from "./gen/grpc/health/v1/health.ts";
+export * as orchestratorV1 from "./gen/svc/orchestrator/v1/orchestrator.ts";
+
+// audit.v2: AuditService (methods list_events / export_events).
+export {
+  AuditEvent,
+  AuditServiceClient,
+  AuditServiceService,
+  ExportEventsRequest,
+  ExportEventsResponse,
+  ExportFormat,
+  exportFormatFromJSON,
+  exportFormatToJSON,
+  ListEventsRequest,
+  ListEventsResponse,
+  RequestHeader,
+} from "./gen/audit/v2/audit.ts";
+export type { AuditServiceServer, DeepPartial, MessageFns } from "./gen/audit/v2/audit.ts";
+
+// grpc.health.v1: the standard gRPC health checking protocol.
+export {
+  HealthCheckRequest,
+  HealthCheckResponse,
+  HealthCheckResponse_ServingStatus,
+  HealthClient,
+  HealthListRequest,
+  HealthListResponse,
+  HealthService,
+  healthCheckResponse_ServingStatusFromJSON,
+  healthCheckResponse_ServingStatusToJSON,
+} from "./gen/grpc/health/v1/health.ts";
+export type { HealthServer } from "./gen/grpc/health/v1/health.ts";
+
+// svc.orchestrator.v1: OrchestratorService (AddCompute / RemoveCompute).
+export {
+  AddComputeRequest,
+  AddComputeResponse,
+  OrchestratorServiceClient,
+  OrchestratorServiceService,
+  RemoveComputeRequest,
+  RemoveComputeResponse,
+} from "./gen/svc/orchestrator/v1/orchestrator.ts";
+export type { OrchestratorServiceServer } from "./gen/svc/orchestrator/v1/orchestrator.ts";

@@ -1,0 +1,64 @@
+import { expect, test } from "bun:test";
+import {
+  DeleteObjectCommand,
+  GetObjectLockConfigurationCommand,
+  GetObjectRetentionCommand,
+  HeadObjectCommand,
+  PutObjectCommand,
+  S3Client,
+  S3ServiceException,
+} from "@aws-sdk/client-s3";
+import { bucketPrefix, stackEnv } from "@svc/testkit";
+
+const { s3: s3Env } = stackEnv();
+const s3 = new S3Client({
+  endpoint: s3Env.endpoint,
+  region: s3Env.region,
+  forcePathStyle: true,
+  credentials: { accessKeyId: s3Env.accessKeyId, secretAccessKey: s3Env.secretAccessKey },
+});
+
+test("the stack's audit buckets exist with Object Lock and COMPLIANCE default retention", async () => {
+  for (const bucket of ["svc-audit", "svc-kms-audit"]) {
+    const lock = await s3.send(new GetObjectLockConfigurationCommand({ Bucket: bucket }));
+    expect(lock.ObjectLockConfiguration?.ObjectLockEnabled).toBe("Enabled");
+    expect(lock.ObjectLockConfiguration?.Rule?.DefaultRetention?.Mode).toBe("COMPLIANCE");
+  }
+});
+
+test("a COMPLIANCE object keeps its retain-until date and its version cannot be deleted", async () => {
+  const key = `${bucketPrefix("smoke")}record.jsonl`;
+  // Whole seconds: S3 stores retain-until dates at second precision.
+  const retainUntil = new Date(Math.ceil(Date.now() / 1000) * 1000 + 60 * 60 * 1000);
+  const put = await s3.send(
+    new PutObjectCommand({
+      Bucket: "svc-audit",
+      Key: key,
+      Body: '{"action":"smoke"}\n',
+      ContentType: "application/x-ndjson",
+      ChecksumAlgorithm: "SHA256",
+      ObjectLockMode: "COMPLIANCE",
+      ObjectLockRetainUntilDate: retainUntil,
+    }),
+  );
+  expect(put.VersionId).toBeString();
+
+  const retention = await s3.send(
+    new GetObjectRetentionCommand({ Bucket: "svc-audit", Key: key, VersionId: put.VersionId }),
+  );
+  expect(retention.Retention?.Mode).toBe("COMPLIANCE");
+  expect(retention.Retention?.RetainUntilDate?.getTime()).toBe(retainUntil.getTime());
+
+  const refused = await s3
+    .send(new DeleteObjectCommand({ Bucket: "svc-audit", Key: key, VersionId: put.VersionId }))
+    .then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+  expect(refused).toBeInstanceOf(S3ServiceException);
+  // AWS answers 403 AccessDenied; MinIO answers 400 InvalidRequest ("Object is WORM protected").
+  expect([400, 403]).toContain((refused as S3ServiceException).$metadata.httpStatusCode ?? 0);
+  const still = await s3.send(new HeadObjectCommand({ Bucket: "svc-audit", Key: key, VersionId: put.VersionId }));
+  expect(still.VersionId).toBe(put.VersionId);
+  expect(still.ObjectLockMode).toBe("COMPLIANCE");
+});
