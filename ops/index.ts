@@ -1,4 +1,4 @@
-export { type StackConfig, loadStackConfig, parseStackConfig } from "./stack/src/config.ts";
+export { loadStackConfig, parseStackConfig, type StackConfig } from "./stack/src/config.ts";
 export type { StackContext } from "./stack/src/context.ts";
 export { createContext } from "./stack/src/context-factory.ts";
 export { STACK_ERROR_CODES, StackError, type StackErrorCode } from "./stack/src/errors.ts";

@@ -4,11 +4,9 @@
 // Each generated file also exports helper names (`protobufPackage`, `DeepPartial`, `MessageFns`, ...)
 // that clash between files; they are reachable through the per-package namespaces below.
 
+export type { AuditServiceServer, DeepPartial, MessageFns } from "./gen/audit/v2/audit.ts";
 // Per-package namespaces (everything a generated file exports).
 export * as auditV2 from "./gen/audit/v2/audit.ts";
-export * as healthV1 from "./gen/grpc/health/v1/health.ts";
-export * as orchestratorV1 from "./gen/svc/orchestrator/v1/orchestrator.ts";
-
 // audit.v2: AuditService (methods list_events / export_events).
 export {
   AuditEvent,
@@ -23,7 +21,8 @@ export {
   ListEventsResponse,
   RequestHeader,
 } from "./gen/audit/v2/audit.ts";
-export type { AuditServiceServer, DeepPartial, MessageFns } from "./gen/audit/v2/audit.ts";
+export type { HealthServer } from "./gen/grpc/health/v1/health.ts";
+export * as healthV1 from "./gen/grpc/health/v1/health.ts";
 
 // grpc.health.v1: the standard gRPC health checking protocol.
 export {
@@ -37,8 +36,8 @@ export {
   healthCheckResponse_ServingStatusFromJSON,
   healthCheckResponse_ServingStatusToJSON,
 } from "./gen/grpc/health/v1/health.ts";
-export type { HealthServer } from "./gen/grpc/health/v1/health.ts";
-
+export type { OrchestratorServiceServer } from "./gen/svc/orchestrator/v1/orchestrator.ts";
+export * as orchestratorV1 from "./gen/svc/orchestrator/v1/orchestrator.ts";
 // svc.orchestrator.v1: OrchestratorService (AddCompute / RemoveCompute).
 export {
   AddComputeRequest,
@@ -48,4 +47,3 @@ export {
   RemoveComputeRequest,
   RemoveComputeResponse,
 } from "./gen/svc/orchestrator/v1/orchestrator.ts";
-export type { OrchestratorServiceServer } from "./gen/svc/orchestrator/v1/orchestrator.ts";

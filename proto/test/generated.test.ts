@@ -2,10 +2,10 @@ import { describe, expect, test } from "bun:test";
 import {
   credentials,
   Metadata,
-  type sendUnaryData,
   Server,
   ServerCredentials,
   type ServerUnaryCall,
+  type sendUnaryData,
   status,
 } from "@grpc/grpc-js";
 import {
@@ -85,7 +85,10 @@ describe("grpc-js round trip", () => {
   test("Health/Check through the generated client against a real server", async () => {
     const known = new Map([["", HealthCheckResponse_ServingStatus.SERVING]]);
     const health: HealthServer = {
-      check(call: ServerUnaryCall<HealthCheckRequest, HealthCheckResponse>, callback: sendUnaryData<HealthCheckResponse>) {
+      check(
+        call: ServerUnaryCall<HealthCheckRequest, HealthCheckResponse>,
+        callback: sendUnaryData<HealthCheckResponse>,
+      ) {
         const serving = known.get(call.request.service);
         if (serving === undefined) {
           callback({ code: status.NOT_FOUND, details: `unknown service ${call.request.service}` });

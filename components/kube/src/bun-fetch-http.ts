@@ -46,7 +46,7 @@ export class BunFetchHttpLibrary implements HttpLibrary {
     const response = fetch(request.getUrl(), {
       method: request.getHttpMethod().toString(),
       headers: request.getHeaders(),
-      body: body as BodyInit | undefined,
+      body: body as RequestInit["body"],
       signal: request.getSignal() ?? null,
       tls: this.tls,
     }).then((resp) => {

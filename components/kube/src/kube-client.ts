@@ -1,9 +1,4 @@
-import {
-  type Configuration,
-  createConfiguration,
-  KubeConfig,
-  ServerConfiguration,
-} from "@kubernetes/client-node";
+import { type Configuration, createConfiguration, KubeConfig, ServerConfiguration } from "@kubernetes/client-node";
 import { BunFetchHttpLibrary, kubeTls } from "./bun-fetch-http.ts";
 
 export type ApiConstructor<T> = new (configuration: Configuration) => T;

@@ -9,10 +9,7 @@ const Name = Type.String({ minLength: 1 });
 
 export const StackConfigSchema = Type.Object(
   {
-    postgres: Type.Object(
-      { port: Port, user: Name, password: Name, database: Name },
-      { additionalProperties: false },
-    ),
+    postgres: Type.Object({ port: Port, user: Name, password: Name, database: Name }, { additionalProperties: false }),
     kafka: Type.Object({ port: Port, controller_port: Port }, { additionalProperties: false }),
     minio: Type.Object(
       {

@@ -1,8 +1,8 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { StackContext, StackService } from "./context.ts";
-import { StackError } from "./errors.ts";
 import { isAlive, killDaemonNow, readPid, stopDaemon } from "./daemon.ts";
+import { StackError } from "./errors.ts";
 import { SERVICES } from "./services/index.ts";
 
 export interface ServiceTiming {

@@ -8,11 +8,7 @@ export interface WaitOptions {
 }
 
 /** Polls `probe` until it returns a value other than undefined; rethrows the last probe error on timeout. */
-export async function waitFor<T>(
-  what: string,
-  probe: () => Promise<T | undefined>,
-  options: WaitOptions,
-): Promise<T> {
+export async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, options: WaitOptions): Promise<T> {
   const deadline = Date.now() + options.timeoutMs;
   const interval = options.intervalMs ?? 250;
   let last: unknown;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { createRemoteJWKSet, jwtVerify } from "jose";
 import { randomName, realmUserName, stackEnv } from "@svc/testkit";
+import { createRemoteJWKSet, jwtVerify } from "jose";
 
 const { idp } = stackEnv();
 const realm = randomName("smoke-realm");

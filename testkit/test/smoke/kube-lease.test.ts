@@ -1,11 +1,5 @@
 import { afterAll, expect, test } from "bun:test";
-import {
-  CoordinationV1Api,
-  CoreV1Api,
-  PatchStrategy,
-  setHeaderOptions,
-  V1MicroTime,
-} from "@kubernetes/client-node";
+import { CoordinationV1Api, CoreV1Api, PatchStrategy, setHeaderOptions, V1MicroTime } from "@kubernetes/client-node";
 import { loadKubeConfig, makeKubeClient } from "@svc/kube";
 import { leaseName, randomName, stackEnv } from "@svc/testkit";
 

@@ -1,6 +1,6 @@
 import { afterAll, expect, test } from "bun:test";
-import { SQL } from "bun";
 import { randomName, stackEnv } from "@svc/testkit";
+import { SQL } from "bun";
 
 const sql = new SQL(stackEnv().postgresUrl);
 const table = randomName("smoke").replaceAll("-", "_");
@@ -15,5 +15,5 @@ test("a row written to PostgreSQL is read back", async () => {
   const id = randomName("row");
   await sql`insert into ${sql(table)} (id) values (${id})`;
   const rows = await sql<{ id: string }[]>`select id from ${sql(table)} where id = ${id}`;
-  expect(rows).toEqual([{ id }]);
+  expect([...rows]).toEqual([{ id }]);
 });
