@@ -27,4 +27,6 @@ export interface StackService {
   address(ctx: StackContext): string;
   /** The SVC_STACK_* variables clients use to reach it. */
   exports(ctx: StackContext): Record<string, string>;
+  /** Data kept outside the state directory, deleted by `down --purge`. */
+  externalData?(ctx: StackContext): string[];
 }

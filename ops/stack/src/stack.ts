@@ -132,7 +132,12 @@ export async function down(ctx: StackContext, options: { purge?: boolean } = {})
     if (await stopDaemon(pidFile(ctx, service.name))) stopped.push(service.name);
   }
   rmSync(envFilePath(ctx.stateDir), { force: true });
-  if (options.purge) rmSync(ctx.stateDir, { recursive: true, force: true });
+  if (options.purge) {
+    for (const service of SERVICES) {
+      for (const path of service.externalData?.(ctx) ?? []) rmSync(path, { recursive: true, force: true });
+    }
+    rmSync(ctx.stateDir, { recursive: true, force: true });
+  }
   return stopped;
 }
 

@@ -4,7 +4,7 @@ import { SQL } from "bun";
 import type { StackContext, StackService } from "../context.ts";
 import { spawnDaemon } from "../daemon.ts";
 import { StackError } from "../errors.ts";
-import { aptInstall, hashFiles } from "../installers.ts";
+import { aptInstall } from "../installers.ts";
 import { runTool } from "../run-tool.ts";
 import { waitFor } from "../wait-for.ts";
 
@@ -26,8 +26,8 @@ const isRoot = () => process.getuid?.() === 0;
  */
 function dataDir(ctx: StackContext): string {
   if (!isRoot()) return join(ctx.stateDir, "postgres", "data");
-  writeFileSync(join(ctx.stateDir, ".pg-key"), ctx.stateDir);
-  return join("/var/tmp/svc-ops-postgres", hashFiles([join(ctx.stateDir, ".pg-key")]));
+  const key = new Bun.CryptoHasher("sha256").update(ctx.stateDir).digest("hex").slice(0, 12);
+  return join("/var/tmp/svc-ops-postgres", key);
 }
 
 /** Runs a PostgreSQL binary, as the postgres user when this process is root. */
@@ -122,6 +122,8 @@ export const postgres: StackService = {
       return false;
     }
   },
+
+  externalData: (ctx) => (isRoot() ? [dataDir(ctx), `${dataDir(ctx)}.pw`] : []),
 
   address: (ctx) => `postgres://127.0.0.1:${ctx.config.postgres.port}/${ctx.config.postgres.database}`,
 

@@ -1,0 +1,29 @@
+import { expect, test } from "bun:test";
+import type { StackError } from "../src/errors.ts";
+import { runTool } from "../src/run-tool.ts";
+
+const failureOf = (promise: Promise<unknown>) =>
+  promise.then(
+    () => {
+      throw new Error("expected a failure");
+    },
+    (error: unknown) => error as StackError,
+  );
+
+test("runTool returns the output and streams lines", async () => {
+  const lines: string[] = [];
+  const output = await runTool("t", "sh", ["-c", "echo one; echo two >&2"], { onLine: (l) => lines.push(l) });
+  expect(output).toContain("one");
+  expect(lines.sort()).toEqual(["one", "two"]);
+});
+
+test("a failing install tool is STACK_INSTALL_FAILED with its output", async () => {
+  const error = await failureOf(runTool("t", "sh", ["-c", "echo checksum mismatch; exit 2"]));
+  expect(error.code).toBe("STACK_INSTALL_FAILED");
+  expect(error.message).toContain("checksum mismatch");
+});
+
+test("a missing tool is STACK_TOOL_MISSING", async () => {
+  const error = await failureOf(runTool("t", "no-such-tool-xyz", []));
+  expect(error.code).toBe("STACK_TOOL_MISSING");
+});
