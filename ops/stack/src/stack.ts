@@ -4,6 +4,7 @@ import type { StackContext, StackService } from "./context.ts";
 import { isAlive, killDaemonNow, readPid, stopDaemon } from "./daemon.ts";
 import { StackError } from "./errors.ts";
 import { SERVICES } from "./services/index.ts";
+import { pidFileOf } from "./start-server.ts";
 
 export interface ServiceTiming {
   name: string;
@@ -37,7 +38,6 @@ export function selectServices(names: readonly string[]): readonly StackService[
   return SERVICES.filter((s) => wanted.has(s.name));
 }
 
-const pidFile = (ctx: StackContext, name: string) => join(ctx.stateDir, "pids", `${name}.pid`);
 export const envFilePath = (stateDir: string) => join(stateDir, "stack.env");
 const seconds = (since: number) => Math.round((performance.now() - since) / 100) / 10;
 
@@ -96,7 +96,7 @@ export async function up(ctx: StackContext, services = SERVICES): Promise<StackU
       await Promise.all(
         wave.map(async (service) => {
           const t0 = performance.now();
-          const pid = readPid(pidFile(ctx, service.name));
+          const pid = readPid(pidFileOf(ctx, service.name));
           const running = pid !== undefined && isAlive(pid) && (await service.probe(ctx));
           if (!running) {
             started.push(service);
@@ -116,7 +116,7 @@ export async function up(ctx: StackContext, services = SERVICES): Promise<StackU
       }
     }
   } catch (error) {
-    await Promise.all(started.map((s) => stopDaemon(pidFile(ctx, s.name))));
+    await Promise.all(started.map((s) => stopDaemon(pidFileOf(ctx, s.name))));
     throw error;
   } finally {
     ctx.progress.stop();
@@ -129,7 +129,7 @@ export async function up(ctx: StackContext, services = SERVICES): Promise<StackU
 export async function down(ctx: StackContext, options: { purge?: boolean } = {}): Promise<string[]> {
   const stopped: string[] = [];
   for (const service of [...SERVICES].reverse()) {
-    if (await stopDaemon(pidFile(ctx, service.name))) stopped.push(service.name);
+    if (await stopDaemon(pidFileOf(ctx, service.name))) stopped.push(service.name);
   }
   rmSync(envFilePath(ctx.stateDir), { force: true });
   if (options.purge) {
@@ -156,7 +156,7 @@ export interface ServiceStatus {
 export async function status(ctx: StackContext): Promise<ServiceStatus[]> {
   return Promise.all(
     SERVICES.map(async (service) => {
-      const pid = readPid(pidFile(ctx, service.name));
+      const pid = readPid(pidFileOf(ctx, service.name));
       const alive = pid !== undefined && isAlive(pid);
       const ready = alive && (await service.probe(ctx));
       const state = ready ? "ready" : alive ? "running, not ready" : "stopped";

@@ -1,8 +1,7 @@
 import { join } from "node:path";
 import type { StackContext, StackService } from "../context.ts";
-import { spawnDaemon } from "../daemon.ts";
 import { ensureGoBinary } from "../installers.ts";
-import { waitFor } from "../wait-for.ts";
+import { startServer } from "../start-server.ts";
 
 const TOOL = {
   name: "etcd",
@@ -24,26 +23,24 @@ export const etcd: StackService = {
     const bin = await ensureGoBinary(ctx.cacheDir, task, TOOL);
     const peer = `http://127.0.0.1:${ctx.config.etcd.peer_port}`;
     task.update(1, "starting");
-    const daemon = spawnDaemon({
-      name: "etcd",
-      command: bin,
-      args: [
-        "--name=svc-local",
-        `--data-dir=${join(ctx.stateDir, "etcd")}`,
-        `--listen-client-urls=${clientUrl(ctx)}`,
-        `--advertise-client-urls=${clientUrl(ctx)}`,
-        `--listen-peer-urls=${peer}`,
-        `--initial-advertise-peer-urls=${peer}`,
-        `--initial-cluster=svc-local=${peer}`,
-        "--log-level=warn",
-      ],
-      logFile: join(ctx.stateDir, "logs", "etcd.log"),
-      pidFile: join(ctx.stateDir, "pids", "etcd.pid"),
-    });
-    await waitFor("etcd to report healthy", async () => (await this.probe(ctx)) || undefined, {
-      timeoutMs: 60_000,
-      abort: daemon.exitError,
-    });
+    const daemon = await startServer(
+      ctx,
+      this,
+      {
+        command: bin,
+        args: [
+          "--name=svc-local",
+          `--data-dir=${join(ctx.stateDir, "etcd")}`,
+          `--listen-client-urls=${clientUrl(ctx)}`,
+          `--advertise-client-urls=${clientUrl(ctx)}`,
+          `--listen-peer-urls=${peer}`,
+          `--initial-advertise-peer-urls=${peer}`,
+          `--initial-cluster=svc-local=${peer}`,
+          "--log-level=warn",
+        ],
+      },
+      { timeoutMs: 60_000 },
+    );
     task.done(clientUrl(ctx));
     return daemon;
   },

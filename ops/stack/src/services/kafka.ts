@@ -2,11 +2,10 @@ import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Admin } from "@platformatic/kafka";
 import type { StackContext, StackService } from "../context.ts";
-import { spawnDaemon } from "../daemon.ts";
 import { ensureJava, MAVEN_DEPENDENCY_PLUGIN, mavenFetch } from "../installers.ts";
 import { runTool } from "../run-tool.ts";
+import { startServer } from "../start-server.ts";
 import { VERSIONS } from "../versions.ts";
-import { waitFor } from "../wait-for.ts";
 
 const POM = join(import.meta.dir, "..", "..", "..", "maven", "kafka", "pom.xml");
 
@@ -97,18 +96,15 @@ export const kafka: StackService = {
       await runTool("kafka", javaBin, [...jvm, "kafka.tools.StorageTool", "format", "-t", clusterId(), "-c", props]);
     }
     task.update(2, "starting broker and controller");
-    const daemon = spawnDaemon({
-      name: "kafka",
-      command: javaBin,
-      args: [...jvm, "kafka.Kafka", props],
-      logFile: join(ctx.stateDir, "logs", "kafka.log"),
-      pidFile: join(ctx.stateDir, "pids", "kafka.pid"),
-    });
-    await waitFor("kafka to serve metadata", async () => (await this.probe(ctx)) || undefined, {
-      timeoutMs: 120_000,
-      intervalMs: 500,
-      abort: daemon.exitError,
-    });
+    const daemon = await startServer(
+      ctx,
+      this,
+      {
+        command: javaBin,
+        args: [...jvm, "kafka.Kafka", props],
+      },
+      { timeoutMs: 120_000, intervalMs: 500 },
+    );
     task.done(this.address(ctx));
     return daemon;
   },

@@ -1,11 +1,10 @@
 import { existsSync, mkdirSync, renameSync } from "node:fs";
 import { join } from "node:path";
 import type { StackContext, StackService } from "../context.ts";
-import { spawnDaemon } from "../daemon.ts";
 import { ensureJava, MAVEN_DEPENDENCY_PLUGIN, mavenFetch, removeQuietly } from "../installers.ts";
 import { runTool } from "../run-tool.ts";
+import { startServer } from "../start-server.ts";
 import { VERSIONS } from "../versions.ts";
-import { waitFor } from "../wait-for.ts";
 
 const ARTIFACT = `org.keycloak:keycloak-quarkus-dist:${VERSIONS.keycloak}:tar.gz`;
 const home = (ctx: StackContext) => join(ctx.cacheDir, `keycloak-${VERSIONS.keycloak}`);
@@ -46,31 +45,28 @@ export const keycloak: StackService = {
     const state = join(ctx.stateDir, "keycloak");
     mkdirSync(join(state, "tmp"), { recursive: true });
     task.update(1, "starting (dev mode; the first start builds the server)");
-    const daemon = spawnDaemon({
-      name: "keycloak",
-      command: join(home(ctx), "bin", "kc.sh"),
-      args: [
-        "start-dev",
-        "--http-host=127.0.0.1",
-        `--http-port=${port}`,
-        `--http-management-port=${management_port}`,
-        // Each stack keeps its own realm data; the distribution in the cache stays shared and unchanged.
-        `--db-url=jdbc:h2:file:${join(state, "h2", "keycloakdb")};NON_KEYWORDS=VALUE`,
-      ],
-      env: {
-        JAVA_HOME: javaHome,
-        JAVA_OPTS_APPEND: `-Djava.io.tmpdir=${join(state, "tmp")}`,
-        KC_BOOTSTRAP_ADMIN_USERNAME: admin_user,
-        KC_BOOTSTRAP_ADMIN_PASSWORD: admin_password,
+    const daemon = await startServer(
+      ctx,
+      this,
+      {
+        command: join(home(ctx), "bin", "kc.sh"),
+        args: [
+          "start-dev",
+          "--http-host=127.0.0.1",
+          `--http-port=${port}`,
+          `--http-management-port=${management_port}`,
+          // Each stack keeps its own realm data; the distribution in the cache stays shared and unchanged.
+          `--db-url=jdbc:h2:file:${join(state, "h2", "keycloakdb")};NON_KEYWORDS=VALUE`,
+        ],
+        env: {
+          JAVA_HOME: javaHome,
+          JAVA_OPTS_APPEND: `-Djava.io.tmpdir=${join(state, "tmp")}`,
+          KC_BOOTSTRAP_ADMIN_USERNAME: admin_user,
+          KC_BOOTSTRAP_ADMIN_PASSWORD: admin_password,
+        },
       },
-      logFile: join(ctx.stateDir, "logs", "keycloak.log"),
-      pidFile: join(ctx.stateDir, "pids", "keycloak.pid"),
-    });
-    await waitFor("keycloak to serve the master realm", async () => (await this.probe(ctx)) || undefined, {
-      timeoutMs: 240_000,
-      intervalMs: 1_000,
-      abort: daemon.exitError,
-    });
+      { timeoutMs: 240_000, intervalMs: 1_000 },
+    );
     task.done(baseUrl(ctx));
     return daemon;
   },

@@ -2,9 +2,8 @@ import { generateKeyPairSync, randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { StackContext, StackService } from "../context.ts";
-import { spawnDaemon } from "../daemon.ts";
 import { ensureGoBinary } from "../installers.ts";
-import { waitFor } from "../wait-for.ts";
+import { startServer } from "../start-server.ts";
 
 const TOOL = {
   name: "kube-apiserver",
@@ -78,36 +77,33 @@ export const kubeApiserver: StackService = {
     writeIdentity(ctx);
     const base = dir(ctx);
     task.update(1, "starting");
-    const daemon = spawnDaemon({
-      name: "kube-apiserver",
-      command: bin,
-      args: [
-        `--etcd-servers=http://127.0.0.1:${ctx.config.etcd.port}`,
-        `--etcd-prefix=/svc-local`,
-        `--cert-dir=${join(base, "certs")}`,
-        "--bind-address=127.0.0.1",
-        "--advertise-address=127.0.0.1",
-        `--secure-port=${ctx.config.kube_apiserver.port}`,
-        "--service-cluster-ip-range=10.0.0.0/24",
-        "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-        `--service-account-key-file=${join(base, "sa.pub")}`,
-        `--service-account-signing-key-file=${join(base, "sa.key")}`,
-        `--token-auth-file=${join(base, "tokens.csv")}`,
-        // RBAC, as in a cluster: the chart's Roles can be tested; the admin is in system:masters.
-        "--authorization-mode=RBAC",
-        // No controller-manager runs here to create default ServiceAccounts for new namespaces.
-        "--disable-admission-plugins=ServiceAccount",
-        "--enable-priority-and-fairness=false",
-        "--v=0",
-      ],
-      logFile: join(ctx.stateDir, "logs", "kube-apiserver.log"),
-      pidFile: join(ctx.stateDir, "pids", "kube-apiserver.pid"),
-    });
-    await waitFor("kube-apiserver /readyz", async () => (await this.probe(ctx)) || undefined, {
-      timeoutMs: 120_000,
-      intervalMs: 500,
-      abort: daemon.exitError,
-    });
+    const daemon = await startServer(
+      ctx,
+      this,
+      {
+        command: bin,
+        args: [
+          `--etcd-servers=http://127.0.0.1:${ctx.config.etcd.port}`,
+          `--etcd-prefix=/svc-local`,
+          `--cert-dir=${join(base, "certs")}`,
+          "--bind-address=127.0.0.1",
+          "--advertise-address=127.0.0.1",
+          `--secure-port=${ctx.config.kube_apiserver.port}`,
+          "--service-cluster-ip-range=10.0.0.0/24",
+          "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+          `--service-account-key-file=${join(base, "sa.pub")}`,
+          `--service-account-signing-key-file=${join(base, "sa.key")}`,
+          `--token-auth-file=${join(base, "tokens.csv")}`,
+          // RBAC, as in a cluster: the chart's Roles can be tested; the admin is in system:masters.
+          "--authorization-mode=RBAC",
+          // No controller-manager runs here to create default ServiceAccounts for new namespaces.
+          "--disable-admission-plugins=ServiceAccount",
+          "--enable-priority-and-fairness=false",
+          "--v=0",
+        ],
+      },
+      { timeoutMs: 120_000, intervalMs: 500 },
+    );
     task.done(server(ctx));
     return daemon;
   },

@@ -8,10 +8,9 @@ import {
   S3Client,
 } from "@aws-sdk/client-s3";
 import type { StackContext, StackService } from "../context.ts";
-import { spawnDaemon } from "../daemon.ts";
 import { StackError } from "../errors.ts";
 import { ensureGoBinary } from "../installers.ts";
-import { waitFor } from "../wait-for.ts";
+import { startServer } from "../start-server.ts";
 
 const MODULE_DIR = join(import.meta.dir, "..", "..", "..", "tools", "minio");
 const endpoint = (ctx: StackContext) => `http://127.0.0.1:${ctx.config.minio.port}`;
@@ -77,31 +76,29 @@ export const minio: StackService = {
     const data = join(ctx.stateDir, "minio", "data");
     mkdirSync(data, { recursive: true });
     task.update(1, "starting");
-    const daemon = spawnDaemon({
-      name: "minio",
-      command: bin,
-      args: [
-        "server",
-        data,
-        "--address",
-        `127.0.0.1:${port}`,
-        "--console-address",
-        `127.0.0.1:${console_port}`,
-        "--quiet",
-      ],
-      env: {
-        MINIO_ROOT_USER: root_user,
-        MINIO_ROOT_PASSWORD: root_password,
-        MINIO_UPDATE: "off",
-        MINIO_CI_CD: "1",
+    const daemon = await startServer(
+      ctx,
+      this,
+      {
+        command: bin,
+        args: [
+          "server",
+          data,
+          "--address",
+          `127.0.0.1:${port}`,
+          "--console-address",
+          `127.0.0.1:${console_port}`,
+          "--quiet",
+        ],
+        env: {
+          MINIO_ROOT_USER: root_user,
+          MINIO_ROOT_PASSWORD: root_password,
+          MINIO_UPDATE: "off",
+          MINIO_CI_CD: "1",
+        },
       },
-      logFile: join(ctx.stateDir, "logs", "minio.log"),
-      pidFile: join(ctx.stateDir, "pids", "minio.pid"),
-    });
-    await waitFor("minio to report ready", async () => (await this.probe(ctx)) || undefined, {
-      timeoutMs: 60_000,
-      abort: daemon.exitError,
-    });
+      { timeoutMs: 60_000 },
+    );
     task.update(2, "creating Object Lock buckets");
     const s3 = stackS3Client(ctx);
     try {

@@ -2,11 +2,10 @@ import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { SQL } from "bun";
 import type { StackContext, StackService } from "../context.ts";
-import { spawnDaemon } from "../daemon.ts";
 import { StackError } from "../errors.ts";
 import { aptInstall } from "../installers.ts";
 import { runTool } from "../run-tool.ts";
-import { waitFor } from "../wait-for.ts";
+import { startServer } from "../start-server.ts";
 
 const PG_ROOT = "/usr/lib/postgresql";
 
@@ -97,17 +96,15 @@ export const postgres: StackService = {
       "-c",
       `unix_socket_directories=${data}`,
     ]);
-    const daemon = spawnDaemon({
-      name: "postgres",
-      command: cmd,
-      args,
-      logFile: join(ctx.stateDir, "logs", "postgres.log"),
-      pidFile: join(ctx.stateDir, "pids", "postgres.pid"),
-    });
-    await waitFor("postgres to accept connections", async () => (await this.probe(ctx)) || undefined, {
-      timeoutMs: 60_000,
-      abort: daemon.exitError,
-    });
+    const daemon = await startServer(
+      ctx,
+      this,
+      {
+        command: cmd,
+        args,
+      },
+      { timeoutMs: 60_000 },
+    );
     const rows = await query(ctx, "postgres", `select 1 from pg_database where datname = '${database}'`);
     if (rows.length === 0) await query(ctx, "postgres", `create database "${database}"`);
     task.done(this.address(ctx));

@@ -1,0 +1,30 @@
+import { join } from "node:path";
+import type { StackContext, StackService } from "./context.ts";
+import { type DaemonSpec, type RunningDaemon, spawnDaemon } from "./daemon.ts";
+import { waitFor } from "./wait-for.ts";
+
+export const logFileOf = (ctx: StackContext, name: string) => join(ctx.stateDir, "logs", `${name}.log`);
+export const pidFileOf = (ctx: StackContext, name: string) => join(ctx.stateDir, "pids", `${name}.pid`);
+
+/**
+ * Spawns a service's server (log and pid file in the state directory) and waits until the service's own probe
+ * says it serves; a server that dies meanwhile ends the wait at once with its last log lines.
+ */
+export async function startServer(
+  ctx: StackContext,
+  service: StackService,
+  spec: Omit<DaemonSpec, "name" | "logFile" | "pidFile">,
+  wait: { timeoutMs: number; intervalMs?: number },
+): Promise<RunningDaemon> {
+  const daemon = spawnDaemon({
+    ...spec,
+    name: service.name,
+    logFile: logFileOf(ctx, service.name),
+    pidFile: pidFileOf(ctx, service.name),
+  });
+  await waitFor(`${service.name} to be ready`, async () => ((await service.probe(ctx)) ? true : undefined), {
+    ...wait,
+    abort: daemon.exitError,
+  });
+  return daemon;
+}
