@@ -1,0 +1,178 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { LicenseError, verifyLicense } from "../index.ts";
+import { captureLogger, DAY, type Fixture, makeFixture, NOW, NOW_S } from "./support/license-fixture.ts";
+
+let fx: Fixture;
+
+beforeAll(async () => {
+  fx = await makeFixture("ES256");
+});
+
+afterAll(() => fx?.remove());
+
+async function failure(promise: Promise<unknown>): Promise<LicenseError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof LicenseError) return error;
+    throw error;
+  }
+  throw new Error("expected a license failure");
+}
+
+describe("verifyLicense", () => {
+  test("a valid license far from expiry: subject, expiry, days left, no warning", async () => {
+    const path = await fx.writeLicense("valid.jwt", { sub: "customer-1", exp: NOW_S + 90 * DAY, seats: 5 });
+    const log = captureLogger();
+    const license = await verifyLicense({ path, publicKeyPem: fx.publicKeyPem, now: NOW, logger: log.logger });
+    expect(license.subject).toBe("customer-1");
+    expect(license.expiresAt.toISOString()).toBe("2025-04-01T00:00:00.000Z");
+    expect(license.daysLeft).toBe(90);
+    expect(license.claims.seats).toBe(5);
+    expect(log.warnings()).toEqual([]);
+    expect(log.lines.map((line) => line.event)).toEqual(["license_valid"]);
+  });
+
+  test("a license within 30 days logs a JSON warning with the days left", async () => {
+    const path = await fx.writeLicense("soon.jwt", { sub: "customer-1", exp: NOW_S + 12 * DAY + 3600 });
+    const log = captureLogger();
+    const license = await verifyLicense({ path, publicKeyPem: fx.publicKeyPem, now: NOW, logger: log.logger });
+    expect(license.daysLeft).toBe(12);
+    const [warning] = log.warnings();
+    expect(warning).toMatchObject({ event: "license_expiring", daysLeft: 12, path });
+    expect(warning?.msg).toContain("12 days");
+  });
+
+  test("warnDays changes the threshold", async () => {
+    const path = await fx.writeLicense("warn.jwt", { exp: NOW_S + 40 * DAY });
+    const log = captureLogger();
+    await verifyLicense({ path, publicKeyPem: fx.publicKeyPem, now: NOW, warnDays: 45, logger: log.logger });
+    expect(log.warnings()).toHaveLength(1);
+  });
+
+  test("the key may be a JWK or a PEM file", async () => {
+    const path = await fx.writeLicense("jwk.jwt", { exp: NOW_S + 90 * DAY });
+    const { logger } = captureLogger();
+    expect((await verifyLicense({ path, publicKeyJwk: fx.publicKeyJwk, now: NOW, logger })).daysLeft).toBe(90);
+    expect((await verifyLicense({ path, publicKeyFile: fx.publicKeyFile, now: NOW, logger })).daysLeft).toBe(90);
+  });
+
+  test.each(["RS256", "EdDSA"] as const)("%s licenses verify too", async (alg) => {
+    const other = await makeFixture(alg);
+    try {
+      const path = await other.writeLicense("t.jwt", { exp: NOW_S + 90 * DAY });
+      const license = await verifyLicense({
+        path,
+        publicKeyPem: other.publicKeyPem,
+        now: NOW,
+        logger: captureLogger().logger,
+      });
+      expect(license.daysLeft).toBe(90);
+    } finally {
+      other.remove();
+    }
+  });
+
+  test("an expired license: LICENSE_EXPIRED", async () => {
+    const path = await fx.writeLicense("expired.jwt", { exp: NOW_S - 60 });
+    const error = await failure(
+      verifyLicense({ path, publicKeyPem: fx.publicKeyPem, now: NOW, logger: captureLogger().logger }),
+    );
+    expect(error.code).toBe("LICENSE_EXPIRED");
+    expect(error.path).toBe(path);
+  });
+
+  test("a license signed by another key: LICENSE_INVALID_SIGNATURE", async () => {
+    const path = await fx.writeLicense("other.jwt", { exp: NOW_S + 90 * DAY });
+    const error = await failure(
+      verifyLicense({ path, publicKeyPem: fx.otherPublicKeyPem, now: NOW, logger: captureLogger().logger }),
+    );
+    expect(error.code).toBe("LICENSE_INVALID_SIGNATURE");
+  });
+
+  test("a license whose algorithm does not match the key type: LICENSE_INVALID_SIGNATURE", async () => {
+    const rsa = await makeFixture("RS256");
+    try {
+      const path = await rsa.writeLicense("rsa.jwt", { exp: NOW_S + 90 * DAY });
+      const error = await failure(
+        verifyLicense({ path, publicKeyPem: fx.publicKeyPem, now: NOW, logger: captureLogger().logger }),
+      );
+      expect(error.code).toBe("LICENSE_INVALID_SIGNATURE");
+    } finally {
+      rsa.remove();
+    }
+  });
+
+  test("a tampered payload: LICENSE_INVALID_SIGNATURE", async () => {
+    const path = await fx.writeLicense("tamper.jwt", { sub: "a", exp: NOW_S + 90 * DAY });
+    const [header, , signature] = (await Bun.file(path).text()).trim().split(".");
+    const forged = Buffer.from(JSON.stringify({ sub: "b", exp: NOW_S + 900 * DAY })).toString("base64url");
+    const tampered = fx.write("tampered.jwt", `${header}.${forged}.${signature}`);
+    const error = await failure(
+      verifyLicense({ path: tampered, publicKeyPem: fx.publicKeyPem, now: NOW, logger: captureLogger().logger }),
+    );
+    expect(error.code).toBe("LICENSE_INVALID_SIGNATURE");
+  });
+
+  test("a missing file: LICENSE_UNREADABLE", async () => {
+    const path = join(fx.dir, "missing.jwt");
+    const error = await failure(verifyLicense({ path, publicKeyPem: fx.publicKeyPem, logger: captureLogger().logger }));
+    expect(error.code).toBe("LICENSE_UNREADABLE");
+    expect(error.path).toBe(path);
+  });
+
+  test("a directory instead of a file: LICENSE_UNREADABLE", async () => {
+    const error = await failure(
+      verifyLicense({ path: fx.dir, publicKeyPem: fx.publicKeyPem, logger: captureLogger().logger }),
+    );
+    expect(error.code).toBe("LICENSE_UNREADABLE");
+  });
+
+  test.each([
+    ["empty", ""],
+    ["not a JWT", "hello world"],
+    ["bad base64 parts", "a.b.c"],
+  ])("malformed (%s): LICENSE_MALFORMED", async (name, text) => {
+    const path = fx.write(`${name.replaceAll(" ", "-")}.jwt`, text);
+    const error = await failure(verifyLicense({ path, publicKeyPem: fx.publicKeyPem, logger: captureLogger().logger }));
+    expect(error.code).toBe("LICENSE_MALFORMED");
+  });
+
+  test("a signed license without exp: LICENSE_MALFORMED", async () => {
+    const path = await fx.writeLicense("noexp.jwt", { sub: "customer-1" });
+    const error = await failure(
+      verifyLicense({ path, publicKeyPem: fx.publicKeyPem, now: NOW, logger: captureLogger().logger }),
+    );
+    expect(error.code).toBe("LICENSE_MALFORMED");
+  });
+
+  test("a license with nbf in the future: LICENSE_NOT_YET_VALID", async () => {
+    const path = await fx.writeLicense("nbf.jwt", { nbf: NOW_S + DAY, exp: NOW_S + 90 * DAY });
+    const error = await failure(
+      verifyLicense({ path, publicKeyPem: fx.publicKeyPem, now: NOW, logger: captureLogger().logger }),
+    );
+    expect(error.code).toBe("LICENSE_NOT_YET_VALID");
+  });
+
+  test.each([
+    ["no key", {}],
+    ["two keys", { publicKeyPem: "x", publicKeyFile: "y" }],
+    ["garbage PEM", { publicKeyPem: "-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n" }],
+    ["missing key file", { publicKeyFile: "/nonexistent/license.pub.pem" }],
+  ])("key problem (%s): LICENSE_KEY_INVALID", async (_name, keyOptions) => {
+    const path = await fx.writeLicense("k.jwt", { exp: NOW_S + 90 * DAY });
+    const error = await failure(verifyLicense({ path, ...keyOptions, now: NOW, logger: captureLogger().logger }));
+    expect(error.code).toBe("LICENSE_KEY_INVALID");
+  });
+
+  test("an unsupported key type (EC P-384): LICENSE_KEY_INVALID", async () => {
+    const { generateKeyPair, exportSPKI } = await import("jose");
+    const p384 = await generateKeyPair("ES384", { extractable: true });
+    const path = await fx.writeLicense("p384.jwt", { exp: NOW_S + 90 * DAY });
+    const error = await failure(
+      verifyLicense({ path, publicKeyPem: await exportSPKI(p384.publicKey), now: NOW, logger: captureLogger().logger }),
+    );
+    expect(error.code).toBe("LICENSE_KEY_INVALID");
+  });
+});
