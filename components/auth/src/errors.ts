@@ -1,0 +1,81 @@
+/** Stable codes of every refusal the auth module produces. Tests and callers branch on these, never on messages. */
+export const AUTH_ERROR_CODES = [
+  "AUTH_CONFIG_INVALID",
+  "AUTH_TOKEN_MISSING",
+  "AUTH_TOKEN_MALFORMED",
+  "AUTH_ALG_NOT_ALLOWED",
+  "AUTH_SIGNATURE_INVALID",
+  "AUTH_TOKEN_EXPIRED",
+  "AUTH_TOKEN_NOT_YET_VALID",
+  "AUTH_ISSUER_MISMATCH",
+  "AUTH_AUDIENCE_MISMATCH",
+  "AUTH_WRONG_TOKEN_TYPE",
+  "AUTH_UNKNOWN_KEY",
+  "AUTH_CLAIM_MISSING",
+  "AUTH_TENANT_HEADER_MISSING",
+  "AUTH_TENANT_MISMATCH",
+  "AUTH_PERMISSION_DENIED",
+  "AUTH_IDP_UNAVAILABLE",
+] as const;
+
+export type AuthErrorCode = (typeof AUTH_ERROR_CODES)[number];
+
+/** How a refusal is reported: 401/UNAUTHENTICATED, 403/PERMISSION_DENIED or 503/UNAVAILABLE. */
+export type AuthErrorKind = "unauthenticated" | "permission-denied" | "unavailable";
+
+const KIND_OF: Record<Exclude<AuthErrorCode, "AUTH_CONFIG_INVALID">, AuthErrorKind> = {
+  AUTH_TOKEN_MISSING: "unauthenticated",
+  AUTH_TOKEN_MALFORMED: "unauthenticated",
+  AUTH_ALG_NOT_ALLOWED: "unauthenticated",
+  AUTH_SIGNATURE_INVALID: "unauthenticated",
+  AUTH_TOKEN_EXPIRED: "unauthenticated",
+  AUTH_TOKEN_NOT_YET_VALID: "unauthenticated",
+  AUTH_ISSUER_MISMATCH: "unauthenticated",
+  AUTH_AUDIENCE_MISMATCH: "unauthenticated",
+  AUTH_WRONG_TOKEN_TYPE: "unauthenticated",
+  AUTH_UNKNOWN_KEY: "unauthenticated",
+  AUTH_CLAIM_MISSING: "unauthenticated",
+  AUTH_TENANT_HEADER_MISSING: "permission-denied",
+  AUTH_TENANT_MISMATCH: "permission-denied",
+  AUTH_PERMISSION_DENIED: "permission-denied",
+  AUTH_IDP_UNAVAILABLE: "unavailable",
+};
+
+export type AuthRefusalCode = keyof typeof KIND_OF;
+
+/** A refused request. `kind` decides the transport status; `code` is stable; the message never holds the token. */
+export class AuthError extends Error {
+  override readonly name = "AuthError";
+  readonly kind: AuthErrorKind;
+  /** The claim or header at fault, when there is one (`aud`, `tenant_id`, `x-tenant-id`, ...). */
+  readonly field: string | undefined;
+
+  constructor(
+    readonly code: AuthRefusalCode,
+    message: string,
+    options: { field?: string; cause?: unknown } = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.kind = KIND_OF[code];
+    this.field = options.field;
+  }
+
+  /** A retry can succeed only when the IdP was unreachable; a refused token stays refused. */
+  get canRetry(): boolean {
+    return this.kind === "unavailable";
+  }
+}
+
+/** A bad `SVC_AUTH_*` value: raised at start-up, names the env field. */
+export class AuthConfigError extends Error {
+  override readonly name = "AuthConfigError";
+  readonly code = "AUTH_CONFIG_INVALID" as const;
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
+    super(`${field}: ${message}`);
+  }
+}
+
+export const isAuthError = (error: unknown): error is AuthError => error instanceof AuthError;

@@ -1,0 +1,132 @@
+import { decodeProtectedHeader, errors, type JWTPayload, type JWTVerifyGetKey, jwtVerify } from "jose";
+import type { Caller } from "./caller.ts";
+import { AuthError } from "./errors.ts";
+
+export interface VerifyOptions {
+  issuer: string;
+  allowedAudiences: readonly string[];
+  algorithms: readonly string[];
+  clockToleranceSeconds: number;
+  getKey: JWTVerifyGetKey;
+  /** Epoch ms; injected so tests can move the clock. */
+  now?: () => number;
+}
+
+/** Header `typ` values an access token may carry (absent is fine too): plain JWT or RFC 9068 `at+jwt`. */
+const ACCESS_HEADER_TYPES = new Set(["jwt", "at+jwt", "application/at+jwt", "application/jwt"]);
+/** Keycloak's payload `typ` of an access token; ID tokens say `ID`, refresh tokens `Refresh` / `Offline`. */
+const ACCESS_PAYLOAD_TYPE = "bearer";
+
+/** Strips `Bearer ` from an `authorization` value; missing or empty → `AUTH_TOKEN_MISSING`. */
+export function bearerToken(authorization: string | null | undefined): string {
+  const value = authorization?.trim();
+  if (!value) throw new AuthError("AUTH_TOKEN_MISSING", "no bearer token (authorization header missing)");
+  const match = /^Bearer\s+(\S+)$/i.exec(value);
+  if (!match?.[1]) throw new AuthError("AUTH_TOKEN_MALFORMED", "authorization header is not `Bearer <token>`");
+  return match[1];
+}
+
+function mapJoseError(error: unknown): AuthError {
+  if (error instanceof AuthError) return error;
+  if (error instanceof errors.JWTExpired) return new AuthError("AUTH_TOKEN_EXPIRED", "token expired", { field: "exp" });
+  if (error instanceof errors.JWTClaimValidationFailed) {
+    if (error.reason === "missing") {
+      return new AuthError("AUTH_CLAIM_MISSING", `token lacks the ${error.claim} claim`, { field: error.claim });
+    }
+    if (error.claim === "nbf") {
+      return new AuthError("AUTH_TOKEN_NOT_YET_VALID", "token not yet valid (nbf)", { field: "nbf" });
+    }
+    if (error.claim === "iss") return new AuthError("AUTH_ISSUER_MISMATCH", "issuer mismatch", { field: "iss" });
+    return new AuthError("AUTH_TOKEN_MALFORMED", `claim ${error.claim} invalid: ${error.message}`, {
+      field: error.claim,
+    });
+  }
+  if (error instanceof errors.JOSEAlgNotAllowed) return new AuthError("AUTH_ALG_NOT_ALLOWED", "alg not allowed");
+  if (error instanceof errors.JWSSignatureVerificationFailed) {
+    return new AuthError("AUTH_SIGNATURE_INVALID", "signature verification failed");
+  }
+  if (error instanceof errors.JWKSNoMatchingKey || error instanceof errors.JWKSMultipleMatchingKeys) {
+    return new AuthError("AUTH_UNKNOWN_KEY", "no single key in the issuer's JWKS matches the token", { field: "kid" });
+  }
+  if (error instanceof errors.JOSENotSupported) return new AuthError("AUTH_ALG_NOT_ALLOWED", error.message);
+  if (error instanceof errors.JOSEError)
+    return new AuthError("AUTH_TOKEN_MALFORMED", `malformed token (${error.code})`);
+  return new AuthError("AUTH_TOKEN_MALFORMED", "token could not be verified", { cause: error });
+}
+
+function stringClaim(payload: JWTPayload, name: string): string {
+  const value = payload[name];
+  if (typeof value !== "string" || value === "") {
+    throw new AuthError("AUTH_CLAIM_MISSING", `token lacks the ${name} claim`, { field: name });
+  }
+  return value;
+}
+
+function realmRoles(payload: JWTPayload): string[] {
+  const access = payload.realm_access as { roles?: unknown } | undefined;
+  const roles = access && typeof access === "object" ? access.roles : undefined;
+  return Array.isArray(roles) ? roles.filter((role): role is string => typeof role === "string") : [];
+}
+
+/**
+ * Verifies a bearer access token: asymmetric `alg` from the allow-list only, signature against the issuer's JWKS,
+ * exact `iss`, `exp`/`nbf` with clock tolerance, audience ∩ allowed audiences, access-token type (not an ID or
+ * refresh token), and the `tenant_id` / `principal_id` claims. Every refusal is an `AuthError` with a stable code.
+ */
+export async function verifyAccessToken(token: string, options: VerifyOptions): Promise<Caller> {
+  let header: ReturnType<typeof decodeProtectedHeader>;
+  try {
+    header = decodeProtectedHeader(token);
+  } catch {
+    throw new AuthError("AUTH_TOKEN_MALFORMED", "token is not a compact JWS");
+  }
+  if (token.split(".").length !== 3) throw new AuthError("AUTH_TOKEN_MALFORMED", "token is not a compact JWS");
+  if (typeof header.alg !== "string" || !options.algorithms.includes(header.alg)) {
+    throw new AuthError("AUTH_ALG_NOT_ALLOWED", `alg ${JSON.stringify(String(header.alg).slice(0, 16))} not allowed`, {
+      field: "alg",
+    });
+  }
+  if (header.typ !== undefined && !ACCESS_HEADER_TYPES.has(String(header.typ).toLowerCase())) {
+    throw new AuthError("AUTH_WRONG_TOKEN_TYPE", "not an access token (header typ)", { field: "typ" });
+  }
+
+  let payload: JWTPayload;
+  try {
+    ({ payload } = await jwtVerify(token, options.getKey, {
+      issuer: options.issuer,
+      algorithms: [...options.algorithms],
+      clockTolerance: options.clockToleranceSeconds,
+      currentDate: new Date((options.now ?? Date.now)()),
+      requiredClaims: ["exp"],
+    }));
+  } catch (error) {
+    throw mapJoseError(error);
+  }
+
+  const headerTyp = String(header.typ ?? "").toLowerCase();
+  const isRfc9068 = headerTyp === "at+jwt" || headerTyp === "application/at+jwt";
+  const payloadTyp = typeof payload.typ === "string" ? payload.typ.toLowerCase() : undefined;
+  if (payloadTyp !== ACCESS_PAYLOAD_TYPE && !(isRfc9068 && payloadTyp === undefined)) {
+    throw new AuthError("AUTH_WRONG_TOKEN_TYPE", `not an access token (typ ${JSON.stringify(payload.typ ?? null)})`, {
+      field: "typ",
+    });
+  }
+
+  const audiences = typeof payload.aud === "string" ? [payload.aud] : Array.isArray(payload.aud) ? payload.aud : [];
+  if (!audiences.some((aud) => options.allowedAudiences.includes(aud))) {
+    throw new AuthError("AUTH_AUDIENCE_MISMATCH", "audience mismatch", { field: "aud" });
+  }
+
+  const tenantId = stringClaim(payload, "tenant_id");
+  const principalId = stringClaim(payload, "principal_id");
+  const scope = typeof payload.scope === "string" ? payload.scope : "";
+  return {
+    kind: "token",
+    principalId,
+    tenantId,
+    roles: realmRoles(payload),
+    scopes: scope.split(/\s+/).filter(Boolean),
+    subject: typeof payload.sub === "string" ? payload.sub : undefined,
+    tokenExpiresAt: new Date((payload.exp ?? 0) * 1000),
+  };
+}

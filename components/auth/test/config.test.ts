@@ -1,0 +1,86 @@
+import { expect, test } from "bun:test";
+import { AUTH_DEFAULTS, AuthConfigError, parseAuthConfig } from "../index.ts";
+
+const ISSUER = "http://127.0.0.1:8082/realms/svc";
+
+function fieldOf(env: Record<string, string>): string {
+  try {
+    parseAuthConfig(env);
+  } catch (error) {
+    if (error instanceof AuthConfigError) {
+      expect(error.code).toBe("AUTH_CONFIG_INVALID");
+      return error.field;
+    }
+    throw error;
+  }
+  throw new Error("config was accepted");
+}
+
+test("defaults: enabled, audience svc-cli, RS256/PS256/ES256, 30 s tolerance and cooldown, 10000 entries", () => {
+  expect(parseAuthConfig({ SVC_AUTH_ISSUER: ISSUER })).toEqual({
+    disabled: false,
+    issuer: ISSUER,
+    allowedAudiences: ["svc-cli"],
+    algorithms: ["RS256", "PS256", "ES256"],
+    clockToleranceSeconds: 30,
+    jwksCooldownSeconds: 30,
+    cacheMaxEntries: 10_000,
+  });
+  expect(AUTH_DEFAULTS.cacheMaxEntries).toBe(10_000);
+});
+
+test("explicit values are parsed", () => {
+  const config = parseAuthConfig({
+    SVC_AUTH_ISSUER: ISSUER,
+    SVC_AUTH_ALLOWED_AUDIENCES: "svc-cli, svc-sdk",
+    SVC_AUTH_ALGORITHMS: "ES256",
+    SVC_AUTH_CLOCK_TOLERANCE_SECONDS: "0",
+    SVC_AUTH_JWKS_COOLDOWN_SECONDS: "60",
+    SVC_AUTH_CACHE_MAX_ENTRIES: "0",
+    SVC_AUTH_DISABLED: "false",
+    UNRELATED: "ignored",
+  });
+  expect(config).toMatchObject({
+    allowedAudiences: ["svc-cli", "svc-sdk"],
+    algorithms: ["ES256"],
+    clockToleranceSeconds: 0,
+    jwksCooldownSeconds: 60,
+    cacheMaxEntries: 0,
+    disabled: false,
+  });
+});
+
+test("the issuer is required unless auth is disabled explicitly", () => {
+  expect(fieldOf({})).toBe("SVC_AUTH_ISSUER");
+  expect(fieldOf({ SVC_AUTH_DISABLED: "false" })).toBe("SVC_AUTH_ISSUER");
+  expect(parseAuthConfig({ SVC_AUTH_DISABLED: "true" })).toMatchObject({ disabled: true, issuer: undefined });
+});
+
+test("SVC_AUTH_DISABLED accepts only true/false", () => {
+  expect(fieldOf({ SVC_AUTH_ISSUER: ISSUER, SVC_AUTH_DISABLED: "yes" })).toBe("SVC_AUTH_DISABLED");
+  expect(fieldOf({ SVC_AUTH_ISSUER: ISSUER, SVC_AUTH_DISABLED: "1" })).toBe("SVC_AUTH_DISABLED");
+});
+
+test("none and every HS* algorithm are refused, as are unknown names", () => {
+  for (const algs of ["none", "RS256,none", "HS256", "RS256,HS512", "hs384", "XX999"]) {
+    expect(fieldOf({ SVC_AUTH_ISSUER: ISSUER, SVC_AUTH_ALGORITHMS: algs })).toBe("SVC_AUTH_ALGORITHMS");
+  }
+});
+
+test("bad numbers name their field", () => {
+  expect(fieldOf({ SVC_AUTH_ISSUER: ISSUER, SVC_AUTH_CLOCK_TOLERANCE_SECONDS: "301" })).toBe(
+    "SVC_AUTH_CLOCK_TOLERANCE_SECONDS",
+  );
+  expect(fieldOf({ SVC_AUTH_ISSUER: ISSUER, SVC_AUTH_CLOCK_TOLERANCE_SECONDS: "-1" })).toBe(
+    "SVC_AUTH_CLOCK_TOLERANCE_SECONDS",
+  );
+  expect(fieldOf({ SVC_AUTH_ISSUER: ISSUER, SVC_AUTH_JWKS_COOLDOWN_SECONDS: "0" })).toBe(
+    "SVC_AUTH_JWKS_COOLDOWN_SECONDS",
+  );
+  expect(fieldOf({ SVC_AUTH_ISSUER: ISSUER, SVC_AUTH_CACHE_MAX_ENTRIES: "many" })).toBe("SVC_AUTH_CACHE_MAX_ENTRIES");
+});
+
+test("a malformed issuer or audience list names its field", () => {
+  expect(fieldOf({ SVC_AUTH_ISSUER: "keycloak/realms/svc" })).toBe("SVC_AUTH_ISSUER");
+  expect(fieldOf({ SVC_AUTH_ISSUER: ISSUER, SVC_AUTH_ALLOWED_AUDIENCES: "a,,b" })).toBe("SVC_AUTH_ALLOWED_AUDIENCES");
+});

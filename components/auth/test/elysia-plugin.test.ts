@@ -1,0 +1,129 @@
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { Elysia } from "elysia";
+import { type AuthCore, type AuthErrorBody, bearerAuth, createAuthCore, parseAuthConfig } from "../index.ts";
+import { captureLogger, type FakeIdp, mint, startFakeIdp, testConfig } from "./support/test-issuer.ts";
+
+function app(core: AuthCore) {
+  return new Elysia()
+    .use(
+      bearerAuth(core, {
+        operations: { "POST /v2/audit/events": "audit.list", "GET /admin/keys": "admin.keys" },
+        publicRoutes: ["GET /health/ready"],
+      }),
+    )
+    .get("/health/ready", ({ caller }) => ({ ready: true, caller: caller ?? null }))
+    .post("/v2/audit/events", ({ caller }) => ({ total_count: 0, principal: caller?.principalId }))
+    .get("/admin/keys", ({ caller }) => ({ keys: [], tenant: caller?.tenantId }))
+    .get("/admin/unmapped", () => ({ leaked: true }));
+}
+
+function request(method: string, path: string, token?: string, tenant?: string) {
+  const headers = new Headers({ "content-type": "application/json" });
+  if (token) headers.set("authorization", `Bearer ${token}`);
+  if (tenant) headers.set("x-tenant-id", tenant);
+  return new Request(`http://svc.test${path}`, {
+    method,
+    headers,
+    ...(method === "POST" ? { body: JSON.stringify({ start_time: "2026-01-01T00:00:00Z" }) } : {}),
+  });
+}
+
+let idp: FakeIdp;
+let core: AuthCore;
+beforeAll(async () => {
+  idp = await startFakeIdp();
+  core = createAuthCore({ config: testConfig(idp), ...captureLogger() });
+});
+afterAll(() => idp.stop());
+
+const errorCode = async (response: Response) => ((await response.json()) as AuthErrorBody).error.code;
+
+test("200: a security token with audit:read lists, and the route sees the caller", async () => {
+  const token = await mint(idp, {
+    claims: { realm_access: { roles: ["security"] }, scope: "audit:read", principal_id: "sec-9" },
+  });
+  const response = await app(core).handle(request("POST", "/v2/audit/events", token, "tenant-a"));
+  expect(response.status).toBe(200);
+  expect(await response.json()).toEqual({ total_count: 0, principal: "sec-9" });
+});
+
+test("401 + WWW-Authenticate + JSON code for a missing, expired or wrong-audience token", async () => {
+  const now = Math.floor(Date.now() / 1000);
+  const cases = [
+    [undefined, "AUTH_TOKEN_MISSING"],
+    [await mint(idp, { claims: { iat: now - 900, exp: now - 600 } }), "AUTH_TOKEN_EXPIRED"],
+    [await mint(idp, { claims: { aud: "nope" } }), "AUTH_AUDIENCE_MISMATCH"],
+  ] as const;
+  for (const [token, code] of cases) {
+    const response = await app(core).handle(request("GET", "/admin/keys", token, "tenant-a"));
+    expect(response.status).toBe(401);
+    expect(response.headers.get("www-authenticate")).toStartWith('Bearer error="invalid_token"');
+    expect(response.headers.get("content-type")).toContain("application/json");
+    const body = (await response.json()) as AuthErrorBody;
+    expect(body.error.code).toBe(code);
+    if (code === "AUTH_AUDIENCE_MISMATCH") expect(body.error.message).toContain("audience mismatch");
+  }
+});
+
+test("403 JSON for a missing role, another tenant, a missing x-tenant-id, and an unmapped route", async () => {
+  const app1 = app(core);
+  const appToken = await mint(idp, { claims: { realm_access: { roles: ["app"] } } });
+  const opsToken = await mint(idp, { claims: { realm_access: { roles: ["ops"] } } });
+  const cases = [
+    [request("GET", "/admin/keys", appToken, "tenant-a"), "AUTH_PERMISSION_DENIED"],
+    [request("GET", "/admin/keys", opsToken, "tenant-b"), "AUTH_TENANT_MISMATCH"],
+    [request("GET", "/admin/keys", opsToken), "AUTH_TENANT_HEADER_MISSING"],
+    [request("GET", "/admin/unmapped", opsToken, "tenant-a"), "AUTH_PERMISSION_DENIED"],
+  ] as const;
+  for (const [req, code] of cases) {
+    const response = await app1.handle(req);
+    expect(response.status).toBe(403);
+    expect(response.headers.get("www-authenticate")).toBeNull();
+    expect(await errorCode(response)).toBe(code);
+  }
+  const ok = await app1.handle(request("GET", "/admin/keys", opsToken, "tenant-a"));
+  expect(ok.status).toBe(200);
+  expect(await ok.json()).toEqual({ keys: [], tenant: "tenant-a" });
+});
+
+test("public routes need no token; unknown paths stay 404", async () => {
+  const ready = await app(core).handle(request("GET", "/health/ready"));
+  expect(ready.status).toBe(200);
+  expect(await ready.json()).toEqual({ ready: true, caller: null });
+  expect((await app(core).handle(request("GET", "/nowhere"))).status).toBe(404);
+});
+
+test("503 JSON when the IdP cannot be reached", async () => {
+  const down = await startFakeIdp();
+  down.failJwks(500);
+  try {
+    const downCore = createAuthCore({ config: testConfig(down), ...captureLogger() });
+    const response = await app(downCore).handle(request("GET", "/admin/keys", await mint(down), "tenant-a"));
+    expect(response.status).toBe(503);
+    expect(await errorCode(response)).toBe("AUTH_IDP_UNAVAILABLE");
+  } finally {
+    down.stop();
+  }
+});
+
+test("auth disabled: no authorization header, anonymous caller of x-tenant-id; header still required", async () => {
+  const open = app(createAuthCore({ config: parseAuthConfig({ SVC_AUTH_DISABLED: "true" }), ...captureLogger() }));
+  const response = await open.handle(request("GET", "/admin/keys", undefined, "tenant-z"));
+  expect(response.status).toBe(200);
+  expect(await response.json()).toEqual({ keys: [], tenant: "tenant-z" });
+  const missing = await open.handle(request("GET", "/admin/keys"));
+  expect(missing.status).toBe(403);
+  expect(await errorCode(missing)).toBe("AUTH_TENANT_HEADER_MISSING");
+});
+
+test("a real listening server answers the same (listen on port 0, stopped in finally)", async () => {
+  const server = app(core).listen({ port: 0, hostname: "127.0.0.1" });
+  try {
+    const port = server.server?.port;
+    const response = await fetch(`http://127.0.0.1:${port}/admin/keys`, { headers: { "x-tenant-id": "tenant-a" } });
+    expect(response.status).toBe(401);
+    expect(await errorCode(response)).toBe("AUTH_TOKEN_MISSING");
+  } finally {
+    await server.stop();
+  }
+});

@@ -1,0 +1,211 @@
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import {
+  type Client,
+  credentials,
+  Metadata,
+  makeGenericClientConstructor,
+  Server,
+  ServerCredentials,
+  type ServerUnaryCall,
+  type ServerWritableStream,
+  type ServiceDefinition,
+  type ServiceError,
+  type sendUnaryData,
+  status,
+} from "@grpc/grpc-js";
+import { type AuthCore, authorizeService, type Caller, callerOf, createAuthCore, parseAuthConfig } from "../index.ts";
+import { captureLogger, type FakeIdp, mint, startFakeIdp, testConfig } from "./support/test-issuer.ts";
+
+const json = {
+  serialize: (value: unknown) => Buffer.from(JSON.stringify(value)),
+  deserialize: (bytes: Buffer) => JSON.parse(bytes.toString()) as unknown,
+};
+
+/** A small JSON-coded service: one unary and one server-streaming method. */
+const definition: ServiceDefinition = {
+  list_events: {
+    path: "/test.AuditService/list_events",
+    requestStream: false,
+    responseStream: false,
+    requestSerialize: json.serialize,
+    requestDeserialize: json.deserialize,
+    responseSerialize: json.serialize,
+    responseDeserialize: json.deserialize,
+  },
+  export_events: {
+    path: "/test.AuditService/export_events",
+    requestStream: false,
+    responseStream: true,
+    requestSerialize: json.serialize,
+    requestDeserialize: json.deserialize,
+    responseSerialize: json.serialize,
+    responseDeserialize: json.deserialize,
+  },
+};
+
+type ClientWith = Client & {
+  list_events(req: unknown, md: Metadata, cb: (err: ServiceError | null, res?: unknown) => void): void;
+  export_events(req: unknown, md: Metadata): NodeJS.ReadableStream;
+};
+
+const seen: Caller[] = [];
+const implementation = {
+  list_events(call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>) {
+    const caller = callerOf(call);
+    seen.push(caller);
+    callback(null, { total_count: 1, principal: caller.principalId });
+  },
+  export_events(call: ServerWritableStream<unknown, unknown>) {
+    call.write({ data: `{"tenant":"${callerOf(call).tenantId}"}` });
+    call.end();
+  },
+};
+
+async function serve(core: AuthCore): Promise<{ server: Server; client: ClientWith }> {
+  const server = new Server();
+  server.addService(
+    definition,
+    authorizeService(core, definition, implementation, { list_events: "audit.list", export_events: "audit.export" }),
+  );
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (error, bound) =>
+      error ? reject(error) : resolve(bound),
+    ),
+  );
+  const Ctor = makeGenericClientConstructor(definition, "AuditService");
+  const client = new Ctor(`127.0.0.1:${port}`, credentials.createInsecure()) as unknown as ClientWith;
+  return { server, client };
+}
+
+function metadata(token: string | undefined, tenant: string | undefined): Metadata {
+  const md = new Metadata();
+  if (token) md.set("authorization", `Bearer ${token}`);
+  if (tenant) md.set("x-tenant-id", tenant);
+  return md;
+}
+
+const unary = (client: ClientWith, md: Metadata) =>
+  new Promise<{ error: ServiceError | null; response?: unknown }>((resolve) =>
+    client.list_events({ header: { id: "r1" } }, md, (error, response) => resolve({ error, response })),
+  );
+
+function streamed(client: ClientWith, md: Metadata): Promise<{ messages: unknown[]; error?: ServiceError }> {
+  return new Promise((resolve) => {
+    const messages: unknown[] = [];
+    const stream = client.export_events({ format: "EXPORT_FORMAT_JSON" }, md);
+    stream.on("data", (m: unknown) => messages.push(m));
+    stream.on("error", (error: ServiceError) => resolve({ messages, error }));
+    stream.on("end", () => resolve({ messages }));
+  });
+}
+
+let idp: FakeIdp;
+let core: AuthCore;
+let running: { server: Server; client: ClientWith };
+beforeAll(async () => {
+  idp = await startFakeIdp();
+  core = createAuthCore({ config: testConfig(idp), ...captureLogger() });
+  running = await serve(core);
+});
+afterAll(() => {
+  running.client.close();
+  running.server.forceShutdown();
+  idp.stop();
+});
+
+test("unary: a security token with audit:read reaches the handler, which sees the caller", async () => {
+  const token = await mint(idp, {
+    claims: { realm_access: { roles: ["security"] }, scope: "openid audit:read", principal_id: "sec-1" },
+  });
+  const { error, response } = await unary(running.client, metadata(token, "tenant-a"));
+  expect(error).toBeNull();
+  expect(response).toEqual({ total_count: 1, principal: "sec-1" });
+  expect(seen.at(-1)).toMatchObject({ principalId: "sec-1", tenantId: "tenant-a", roles: ["security"] });
+});
+
+test("unary: no token → UNAUTHENTICATED with the code in details and trailers", async () => {
+  const before = seen.length;
+  const { error } = await unary(running.client, metadata(undefined, "tenant-a"));
+  expect(error?.code).toBe(status.UNAUTHENTICATED);
+  expect(error?.details).toContain("AUTH_TOKEN_MISSING");
+  expect(error?.metadata.get("x-auth-error-code")).toEqual(["AUTH_TOKEN_MISSING"]);
+  expect(seen.length).toBe(before);
+});
+
+test("unary: wrong audience → UNAUTHENTICATED `audience mismatch`", async () => {
+  const token = await mint(idp, { claims: { aud: "elsewhere" } });
+  const { error } = await unary(running.client, metadata(token, "tenant-a"));
+  expect(error?.code).toBe(status.UNAUTHENTICATED);
+  expect(error?.details).toContain("audience mismatch");
+  expect(error?.metadata.get("x-auth-error-code")).toEqual(["AUTH_AUDIENCE_MISMATCH"]);
+});
+
+test("unary: scope missing → PERMISSION_DENIED; other tenant → PERMISSION_DENIED", async () => {
+  const noScope = await mint(idp, { claims: { realm_access: { roles: ["security"] } } });
+  const denied = await unary(running.client, metadata(noScope, "tenant-a"));
+  expect(denied.error?.code).toBe(status.PERMISSION_DENIED);
+  expect(denied.error?.metadata.get("x-auth-error-code")).toEqual(["AUTH_PERMISSION_DENIED"]);
+  const good = await mint(idp, { claims: { realm_access: { roles: ["security"] }, scope: "audit:read" } });
+  const otherTenant = await unary(running.client, metadata(good, "tenant-b"));
+  expect(otherTenant.error?.code).toBe(status.PERMISSION_DENIED);
+  expect(otherTenant.error?.metadata.get("x-auth-error-code")).toEqual(["AUTH_TENANT_MISMATCH"]);
+  const noHeader = await unary(running.client, metadata(good, undefined));
+  expect(noHeader.error?.metadata.get("x-auth-error-code")).toEqual(["AUTH_TENANT_HEADER_MISSING"]);
+});
+
+test("server streaming: exporter gets data; a lister is refused with PERMISSION_DENIED", async () => {
+  const exporter = await mint(idp, { claims: { realm_access: { roles: ["audit-exporter"] }, scope: "audit:export" } });
+  const ok = await streamed(running.client, metadata(exporter, "tenant-a"));
+  expect(ok.error).toBeUndefined();
+  expect(ok.messages).toEqual([{ data: '{"tenant":"tenant-a"}' }]);
+  const lister = await mint(idp, { claims: { realm_access: { roles: ["audit-only"] }, scope: "audit:read" } });
+  const refused = await streamed(running.client, metadata(lister, "tenant-a"));
+  expect(refused.error?.code).toBe(status.PERMISSION_DENIED);
+  expect(refused.messages).toEqual([]);
+});
+
+test("IdP down → UNAVAILABLE", async () => {
+  const down = await startFakeIdp();
+  down.failJwks(503);
+  const downCore = createAuthCore({ config: testConfig(down), ...captureLogger() });
+  const other = await serve(downCore);
+  try {
+    const { error } = await unary(other.client, metadata(await mint(down), "tenant-a"));
+    expect(error?.code).toBe(status.UNAVAILABLE);
+    expect(error?.metadata.get("x-auth-error-code")).toEqual(["AUTH_IDP_UNAVAILABLE"]);
+  } finally {
+    other.client.close();
+    other.server.forceShutdown();
+    down.stop();
+  }
+});
+
+test("auth disabled: no authorization metadata, the handler sees the anonymous caller", async () => {
+  const open = await serve(
+    createAuthCore({ config: parseAuthConfig({ SVC_AUTH_DISABLED: "true" }), ...captureLogger() }),
+  );
+  try {
+    const { error, response } = await unary(open.client, metadata(undefined, "tenant-x"));
+    expect(error).toBeNull();
+    expect(response).toEqual({ total_count: 1, principal: "anonymous" });
+    const missing = await unary(open.client, metadata(undefined, undefined));
+    expect(missing.error?.code).toBe(status.PERMISSION_DENIED);
+  } finally {
+    open.client.close();
+    open.server.forceShutdown();
+  }
+});
+
+test("a method without an operation in the map is a start-up error; so is a mapped name that is not a method", () => {
+  expect(() => authorizeService(core, definition, implementation, { list_events: "audit.list" })).toThrow(
+    /export_events has no operation/,
+  );
+  expect(() =>
+    authorizeService(core, definition, implementation, {
+      list_events: "audit.list",
+      export_events: "audit.export",
+      purge: "admin.keys",
+    }),
+  ).toThrow(/purge is not a method/);
+  expect(() => callerOf({})).toThrow(/did not pass through/);
+});

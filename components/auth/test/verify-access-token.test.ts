@@ -1,0 +1,200 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createPublicKey } from "node:crypto";
+import { exportSPKI, importJWK, SignJWT } from "jose";
+import { AuthError, type AuthRefusalCode, bearerToken, createAuthCore } from "../index.ts";
+import { b64url, captureLogger, type FakeIdp, mint, newKey, startFakeIdp, testConfig } from "./support/test-issuer.ts";
+
+let idp: FakeIdp;
+beforeAll(async () => {
+  idp = await startFakeIdp();
+});
+afterAll(() => idp.stop());
+
+function core(env: Record<string, string> = {}) {
+  return createAuthCore({ config: testConfig(idp, { SVC_AUTH_CACHE_MAX_ENTRIES: "0", ...env }), ...captureLogger() });
+}
+
+async function refusal(token: string, tenantId = "tenant-a"): Promise<AuthError> {
+  try {
+    await core().authenticate({ authorization: `Bearer ${token}`, tenantId });
+  } catch (error) {
+    if (error instanceof AuthError) return error;
+    throw error;
+  }
+  throw new Error("token was accepted");
+}
+
+async function expectRefused(token: string, code: AuthRefusalCode): Promise<AuthError> {
+  const error = await refusal(token);
+  expect(error.code).toBe(code);
+  expect(error.kind).toBe("unauthenticated");
+  return error;
+}
+
+describe("accepted", () => {
+  test("a valid access token yields the caller", async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const token = await mint(idp, {
+      nowSeconds: now,
+      claims: { scope: "openid audit:read", realm_access: { roles: ["security", "audit-only"] } },
+    });
+    const caller = await core().authenticate({ authorization: `Bearer ${token}`, tenantId: "tenant-a" });
+    expect(caller).toEqual({
+      kind: "token",
+      principalId: "principal-1",
+      tenantId: "tenant-a",
+      roles: ["security", "audit-only"],
+      scopes: ["openid", "audit:read"],
+      subject: "0b7f6c1e-user",
+      tokenExpiresAt: new Date((now + 300) * 1000),
+    });
+  });
+
+  test("a single string audience and an RFC 9068 at+jwt token without payload typ are accepted", async () => {
+    const token = await mint(idp, { claims: { aud: "svc-cli", typ: undefined }, header: { typ: "at+jwt" } });
+    const caller = await core().authenticate({ authorization: `bearer ${token}`, tenantId: "tenant-a" });
+    expect(caller.principalId).toBe("principal-1");
+  });
+
+  test("ES256 and PS256 keys from the JWKS verify", async () => {
+    for (const alg of ["ES256", "PS256"] as const) {
+      const key = await newKey(`key-${alg}`, alg);
+      idp.publish(key);
+      const token = await mint(idp, { key });
+      // fresh core: its first JWKS fetch sees the key
+      expect((await core().authenticate({ authorization: `Bearer ${token}`, tenantId: "tenant-a" })).tenantId).toBe(
+        "tenant-a",
+      );
+    }
+  });
+});
+
+describe("refused", () => {
+  test("no authorization header → AUTH_TOKEN_MISSING; not `Bearer x` → AUTH_TOKEN_MALFORMED", () => {
+    expect(() => bearerToken(undefined)).toThrow(expect.objectContaining({ code: "AUTH_TOKEN_MISSING" }));
+    expect(() => bearerToken("  ")).toThrow(expect.objectContaining({ code: "AUTH_TOKEN_MISSING" }));
+    expect(() => bearerToken("Basic dXNlcjpwdw==")).toThrow(expect.objectContaining({ code: "AUTH_TOKEN_MALFORMED" }));
+  });
+
+  test("garbage → AUTH_TOKEN_MALFORMED", async () => {
+    await expectRefused("not-a-jwt", "AUTH_TOKEN_MALFORMED");
+    await expectRefused(`${b64url({ alg: "RS256" })}.e30`, "AUTH_TOKEN_MALFORMED");
+  });
+
+  test("alg none (hand-crafted) → AUTH_ALG_NOT_ALLOWED", async () => {
+    const payload = JSON.parse(Buffer.from(String((await mint(idp)).split(".")[1]), "base64url").toString());
+    await expectRefused(`${b64url({ alg: "none", typ: "JWT" })}.${b64url(payload)}.`, "AUTH_ALG_NOT_ALLOWED");
+    await expectRefused(`${b64url({ alg: "none", kid: idp.key.kid })}.${b64url(payload)}.`, "AUTH_ALG_NOT_ALLOWED");
+  });
+
+  test("HS256 signed with the RSA public key (PEM and DER) as the secret → AUTH_ALG_NOT_ALLOWED", async () => {
+    const publicKey = await importJWK(idp.key.publicJwk, "RS256", { extractable: true });
+    const pem = await exportSPKI(publicKey as CryptoKey);
+    const der = createPublicKey(pem).export({ type: "spki", format: "der" });
+    for (const secret of [new TextEncoder().encode(pem), new Uint8Array(der)]) {
+      const token = await new SignJWT({
+        iss: idp.issuer,
+        aud: "svc-cli",
+        typ: "Bearer",
+        tenant_id: "tenant-a",
+        principal_id: "p",
+        realm_access: { roles: ["app"] },
+      })
+        .setProtectedHeader({ alg: "HS256", kid: idp.key.kid })
+        .setIssuedAt()
+        .setExpirationTime("5m")
+        .sign(secret);
+      await expectRefused(token, "AUTH_ALG_NOT_ALLOWED");
+    }
+  });
+
+  test("an allowed-by-jose asymmetric alg outside SVC_AUTH_ALGORITHMS → AUTH_ALG_NOT_ALLOWED", async () => {
+    const key = await newKey("es-only", "ES256");
+    idp.publish(key);
+    const token = await mint(idp, { key });
+    const error = await core({ SVC_AUTH_ALGORITHMS: "RS256" })
+      .authenticate({ authorization: `Bearer ${token}`, tenantId: "tenant-a" })
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: "AUTH_ALG_NOT_ALLOWED" });
+  });
+
+  test("expired (beyond the clock tolerance) → AUTH_TOKEN_EXPIRED", async () => {
+    const now = Math.floor(Date.now() / 1000);
+    await expectRefused(await mint(idp, { claims: { iat: now - 600, exp: now - 31 } }), "AUTH_TOKEN_EXPIRED");
+  });
+
+  test("expired within the clock tolerance is still accepted", async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const token = await mint(idp, { claims: { iat: now - 600, exp: now - 5 } });
+    const caller = await core().authenticate({ authorization: `Bearer ${token}`, tenantId: "tenant-a" });
+    expect(caller.tenantId).toBe("tenant-a");
+  });
+
+  test("nbf in the future beyond the tolerance → AUTH_TOKEN_NOT_YET_VALID", async () => {
+    const now = Math.floor(Date.now() / 1000);
+    await expectRefused(await mint(idp, { claims: { nbf: now + 120 } }), "AUTH_TOKEN_NOT_YET_VALID");
+  });
+
+  test("no exp → AUTH_CLAIM_MISSING", async () => {
+    await expectRefused(await mint(idp, { claims: { exp: undefined } }), "AUTH_CLAIM_MISSING");
+  });
+
+  test("wrong issuer → AUTH_ISSUER_MISMATCH (also a trailing-slash variant)", async () => {
+    await expectRefused(
+      await mint(idp, { claims: { iss: "http://evil.example/realms/test" } }),
+      "AUTH_ISSUER_MISMATCH",
+    );
+    await expectRefused(await mint(idp, { claims: { iss: `${idp.issuer}/` } }), "AUTH_ISSUER_MISMATCH");
+  });
+
+  test("wrong audience → AUTH_AUDIENCE_MISMATCH with `audience mismatch`", async () => {
+    const error = await expectRefused(await mint(idp, { claims: { aud: ["account"] } }), "AUTH_AUDIENCE_MISMATCH");
+    expect(error.message).toContain("audience mismatch");
+    await expectRefused(await mint(idp, { claims: { aud: undefined } }), "AUTH_AUDIENCE_MISMATCH");
+  });
+
+  test("an audience allowed by SVC_AUTH_ALLOWED_AUDIENCES is accepted", async () => {
+    const token = await mint(idp, { claims: { aud: "svc-sdk" } });
+    const caller = await core({ SVC_AUTH_ALLOWED_AUDIENCES: "svc-cli,svc-sdk" }).authenticate({
+      authorization: `Bearer ${token}`,
+      tenantId: "tenant-a",
+    });
+    expect(caller.tenantId).toBe("tenant-a");
+  });
+
+  test("an ID token (typ ID) → AUTH_WRONG_TOKEN_TYPE", async () => {
+    await expectRefused(await mint(idp, { claims: { typ: "ID", nonce: "n" } }), "AUTH_WRONG_TOKEN_TYPE");
+  });
+
+  test("a refresh token (typ Refresh / Offline) → AUTH_WRONG_TOKEN_TYPE", async () => {
+    await expectRefused(await mint(idp, { claims: { typ: "Refresh" } }), "AUTH_WRONG_TOKEN_TYPE");
+    await expectRefused(await mint(idp, { claims: { typ: "Offline" } }), "AUTH_WRONG_TOKEN_TYPE");
+  });
+
+  test("no typ at all, or a foreign header typ → AUTH_WRONG_TOKEN_TYPE", async () => {
+    await expectRefused(await mint(idp, { claims: { typ: undefined } }), "AUTH_WRONG_TOKEN_TYPE");
+    await expectRefused(await mint(idp, { header: { typ: "logout+jwt" } }), "AUTH_WRONG_TOKEN_TYPE");
+  });
+
+  test("a tampered payload (one claim changed, signature kept) → AUTH_SIGNATURE_INVALID", async () => {
+    const [header, payload, signature] = (await mint(idp)).split(".");
+    const claims = JSON.parse(Buffer.from(String(payload), "base64url").toString());
+    claims.tenant_id = "tenant-b";
+    await expectRefused(`${header}.${b64url(claims)}.${signature}`, "AUTH_SIGNATURE_INVALID");
+  });
+
+  test("signed by a key that is not the published one but reuses its kid → AUTH_SIGNATURE_INVALID", async () => {
+    const impostor = { ...(await newKey(idp.key.kid)), kid: idp.key.kid };
+    await expectRefused(await mint(idp, { key: impostor }), "AUTH_SIGNATURE_INVALID");
+  });
+
+  test("without tenant_id / principal_id → AUTH_CLAIM_MISSING naming the claim", async () => {
+    const noTenant = await expectRefused(await mint(idp, { claims: { tenant_id: undefined } }), "AUTH_CLAIM_MISSING");
+    expect(noTenant.field).toBe("tenant_id");
+    const noPrincipal = await expectRefused(
+      await mint(idp, { claims: { principal_id: undefined } }),
+      "AUTH_CLAIM_MISSING",
+    );
+    expect(noPrincipal.field).toBe("principal_id");
+  });
+});
