@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { AuthError, createAuthCore, parseAuthConfig } from "../index.ts";
-import { captureLogger, type FakeIdp, fakeClock, mint, startFakeIdp, testConfig } from "./support/test-issuer.ts";
+import { captureLogger, fakeClock, mint, startTestIssuer, type TestIssuer, testConfig } from "./support/test-issuer.ts";
 
-let idp: FakeIdp;
+let idp: TestIssuer;
 beforeAll(async () => {
-  idp = await startFakeIdp();
+  idp = await startTestIssuer();
 });
 afterAll(() => idp.stop());
 

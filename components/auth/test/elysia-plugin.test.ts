@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { Elysia } from "elysia";
 import { type AuthCore, type AuthErrorBody, bearerAuth, createAuthCore, parseAuthConfig } from "../index.ts";
-import { captureLogger, type FakeIdp, mint, startFakeIdp, testConfig } from "./support/test-issuer.ts";
+import { captureLogger, mint, startTestIssuer, type TestIssuer, testConfig } from "./support/test-issuer.ts";
 
 function app(core: AuthCore) {
   return new Elysia()
@@ -28,10 +28,10 @@ function request(method: string, path: string, token?: string, tenant?: string) 
   });
 }
 
-let idp: FakeIdp;
+let idp: TestIssuer;
 let core: AuthCore;
 beforeAll(async () => {
-  idp = await startFakeIdp();
+  idp = await startTestIssuer();
   core = createAuthCore({ config: testConfig(idp), ...captureLogger() });
 });
 afterAll(() => idp.stop());
@@ -94,7 +94,7 @@ test("public routes need no token; unknown paths stay 404", async () => {
 });
 
 test("503 JSON when the IdP cannot be reached", async () => {
-  const down = await startFakeIdp();
+  const down = await startTestIssuer();
   down.failJwks(500);
   try {
     const downCore = createAuthCore({ config: testConfig(down), ...captureLogger() });

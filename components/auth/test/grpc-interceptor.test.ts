@@ -14,7 +14,7 @@ import {
   status,
 } from "@grpc/grpc-js";
 import { type AuthCore, authorizeService, type Caller, callerOf, createAuthCore, parseAuthConfig } from "../index.ts";
-import { captureLogger, type FakeIdp, mint, startFakeIdp, testConfig } from "./support/test-issuer.ts";
+import { captureLogger, mint, startTestIssuer, type TestIssuer, testConfig } from "./support/test-issuer.ts";
 
 const json = {
   serialize: (value: unknown) => Buffer.from(JSON.stringify(value)),
@@ -99,11 +99,11 @@ function streamed(client: ClientWith, md: Metadata): Promise<{ messages: unknown
   });
 }
 
-let idp: FakeIdp;
+let idp: TestIssuer;
 let core: AuthCore;
 let running: { server: Server; client: ClientWith };
 beforeAll(async () => {
-  idp = await startFakeIdp();
+  idp = await startTestIssuer();
   core = createAuthCore({ config: testConfig(idp), ...captureLogger() });
   running = await serve(core);
 });
@@ -165,7 +165,7 @@ test("server streaming: exporter gets data; a lister is refused with PERMISSION_
 });
 
 test("IdP down → UNAVAILABLE", async () => {
-  const down = await startFakeIdp();
+  const down = await startTestIssuer();
   down.failJwks(503);
   const downCore = createAuthCore({ config: testConfig(down), ...captureLogger() });
   const other = await serve(downCore);

@@ -1,14 +1,22 @@
 import { afterEach, expect, test } from "bun:test";
 import { type AuthCore, createAuthCore } from "../index.ts";
-import { captureLogger, type FakeIdp, fakeClock, mint, newKey, startFakeIdp, testConfig } from "./support/test-issuer.ts";
+import {
+  captureLogger,
+  fakeClock,
+  mint,
+  newKey,
+  startTestIssuer,
+  type TestIssuer,
+  testConfig,
+} from "./support/test-issuer.ts";
 
-const idps: FakeIdp[] = [];
+const idps: TestIssuer[] = [];
 afterEach(() => {
   for (const idp of idps.splice(0)) idp.stop();
 });
 
-async function setup(options: Parameters<typeof startFakeIdp>[0] = {}) {
-  const idp = await startFakeIdp(options);
+async function setup(options: Parameters<typeof startTestIssuer>[0] = {}) {
+  const idp = await startTestIssuer(options);
   idps.push(idp);
   const clock = fakeClock();
   const core = createAuthCore({

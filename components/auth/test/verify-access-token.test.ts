@@ -2,11 +2,19 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createPublicKey } from "node:crypto";
 import { exportSPKI, importJWK, SignJWT } from "jose";
 import { AuthError, type AuthRefusalCode, bearerToken, createAuthCore } from "../index.ts";
-import { b64url, captureLogger, type FakeIdp, mint, newKey, startFakeIdp, testConfig } from "./support/test-issuer.ts";
+import {
+  b64url,
+  captureLogger,
+  mint,
+  newKey,
+  startTestIssuer,
+  type TestIssuer,
+  testConfig,
+} from "./support/test-issuer.ts";
 
-let idp: FakeIdp;
+let idp: TestIssuer;
 beforeAll(async () => {
-  idp = await startFakeIdp();
+  idp = await startTestIssuer();
 });
 afterAll(() => idp.stop());
 

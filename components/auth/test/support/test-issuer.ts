@@ -34,7 +34,7 @@ export function fakeClock(start = Date.now()) {
  * IdP stand-in on 127.0.0.1:0 serving OIDC discovery and the JWKS of keys the test publishes, counting requests.
  * Not a mock of Keycloak: only the two public documents a verifier reads, served over real HTTP.
  */
-export async function startFakeIdp(options: { discoveryIssuer?: (issuer: string) => string } = {}) {
+export async function startTestIssuer(options: { discoveryIssuer?: (issuer: string) => string } = {}) {
   const published: TestKey[] = [await newKey("key-1")];
   const counts = { discovery: 0, jwks: 0 };
   let jwksStatus = 200;
@@ -76,7 +76,7 @@ export async function startFakeIdp(options: { discoveryIssuer?: (issuer: string)
   return idp;
 }
 
-export type FakeIdp = Awaited<ReturnType<typeof startFakeIdp>>;
+export type TestIssuer = Awaited<ReturnType<typeof startTestIssuer>>;
 
 export interface MintOptions {
   key?: TestKey;
@@ -89,7 +89,7 @@ export interface MintOptions {
 }
 
 /** An access token shaped like Keycloak's (typ Bearer, realm_access.roles, scope, tenant_id, principal_id). */
-export async function mint(idp: FakeIdp, options: MintOptions = {}): Promise<string> {
+export async function mint(idp: TestIssuer, options: MintOptions = {}): Promise<string> {
   const key = options.key ?? idp.key;
   const now = options.nowSeconds ?? Math.floor(Date.now() / 1000);
   const claims: Record<string, unknown> = {
@@ -112,7 +112,7 @@ export async function mint(idp: FakeIdp, options: MintOptions = {}): Promise<str
     .sign(key.privateKey);
 }
 
-export function testConfig(idp: FakeIdp, env: Record<string, string> = {}): AuthConfig {
+export function testConfig(idp: TestIssuer, env: Record<string, string> = {}): AuthConfig {
   return parseAuthConfig({ SVC_AUTH_ISSUER: idp.issuer, ...env });
 }
 
