@@ -16,14 +16,13 @@ export function runTool(subject: string, command: string, args: string[], run: T
       env: { ...process.env, ...run.env },
       stdio: ["ignore", "pipe", "pipe"],
     });
-    const kept: string[] = [];
+    const lines: string[] = [];
     let partial = "";
     const onData = (chunk: Buffer) => {
-      const lines = (partial + chunk.toString("utf8")).split(/\r?\n/);
-      partial = lines.pop() ?? "";
-      for (const line of lines) {
-        kept.push(line);
-        if (kept.length > 40) kept.shift();
+      const fresh = (partial + chunk.toString("utf8")).split(/\r?\n/);
+      partial = fresh.pop() ?? "";
+      for (const line of fresh) {
+        lines.push(line);
         if (line.trim() !== "") run.onLine?.(line);
       }
     };
@@ -33,14 +32,14 @@ export function runTool(subject: string, command: string, args: string[], run: T
       reject(new StackError("STACK_TOOL_MISSING", `${subject}: cannot run ${command}: ${cause.message}`, subject)),
     );
     child.once("close", (code) => {
-      if (partial) kept.push(partial);
-      const output = kept.join("\n");
+      if (partial) lines.push(partial);
+      const output = lines.join("\n");
       if (code === 0) resolve(output);
       else
         reject(
           new StackError(
             "STACK_INSTALL_FAILED",
-            `${subject}: ${command} ${args.join(" ")} exited with ${code}:\n${output}`,
+            `${subject}: ${command} ${args.join(" ")} exited with ${code}:\n${lines.slice(-40).join("\n")}`,
             subject,
           ),
         );

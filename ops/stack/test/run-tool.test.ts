@@ -27,3 +27,14 @@ test("a missing tool is STACK_TOOL_MISSING", async () => {
   const error = await failureOf(runTool("t", "no-such-tool-xyz", []));
   expect(error.code).toBe("STACK_TOOL_MISSING");
 });
+
+test("runTool returns the whole output, however long (the Go dependency count is read from it)", async () => {
+  const output = await runTool("t", "seq", ["1", "500"]);
+  expect(output.split("\n")).toHaveLength(500);
+});
+
+test("a failure message keeps only the last lines of a long output", async () => {
+  const error = await failureOf(runTool("t", "sh", ["-c", "seq 1 500; exit 1"]));
+  expect(error.message).toContain("\n500");
+  expect(error.message).not.toContain("\n400\n");
+});
