@@ -1,0 +1,12 @@
+export { parseSeedConfig, SEED_DEFAULTS, type SeedOptions } from "./src/config.ts";
+export { IDP_SEED_ERROR_CODES, IdpSeedError, type IdpSeedErrorCode } from "./src/errors.ts";
+export {
+  AUDIT_SCOPES,
+  SEED_ROLES,
+  SEED_USERS,
+  type SeedRole,
+  type SeedUser,
+  USER_ATTRIBUTES,
+} from "./src/seed-plan.ts";
+export { seedRealm } from "./src/seed-realm.ts";
+export { formatSeedReport, type SeedAction, type SeedItem, type SeedReport } from "./src/seed-report.ts";

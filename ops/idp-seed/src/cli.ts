@@ -1,0 +1,38 @@
+#!/usr/bin/env bun
+import { Command } from "commander";
+import { parseSeedConfig } from "./config.ts";
+import { IdpSeedError } from "./errors.ts";
+import { seedRealm } from "./seed-realm.ts";
+import { formatSeedReport } from "./seed-report.ts";
+
+const program = new Command("idp-seed")
+  .description(
+    "Create or update the IdP realm, roles, CLI client, scopes and seeded users (idempotent). Passwords come from " +
+      "IDP_BOOTSTRAP_ADMIN_PASSWORD and IDP_LOCAL_USER_PASSWORD only, never from flags.",
+  )
+  .option("--url <url>", "Keycloak base URL (env IDP_URL; default http://127.0.0.1:<IDP_PORT or 8082>)")
+  .option("--port <port>", "Keycloak port on 127.0.0.1 when no URL is given (env IDP_PORT)")
+  .option("--realm <realm>", "realm to seed (env IDP_REALM; default svc)")
+  .option("--client-id <id>", "CLI client id (env IDP_CLIENT_ID; default svc-cli)")
+  .option("--admin-user <user>", "bootstrap admin of the master realm (env IDP_BOOTSTRAP_ADMIN_USER; default idpadmin)")
+  .option("--tenant-id <id>", "tenant_id of the seeded users (env IDP_LOCAL_TENANT_ID; default tenant-local)")
+  .action(async (flags: Record<string, string | undefined>) => {
+    const options = parseSeedConfig({
+      ...process.env,
+      ...(flags.url && { IDP_URL: flags.url }),
+      ...(flags.port && { IDP_PORT: flags.port }),
+      ...(flags.realm && { IDP_REALM: flags.realm }),
+      ...(flags.clientId && { IDP_CLIENT_ID: flags.clientId }),
+      ...(flags.adminUser && { IDP_BOOTSTRAP_ADMIN_USER: flags.adminUser }),
+      ...(flags.tenantId && { IDP_LOCAL_TENANT_ID: flags.tenantId }),
+    });
+    console.log(formatSeedReport(await seedRealm(options)));
+  });
+
+try {
+  await program.parseAsync();
+} catch (error) {
+  const code = error instanceof IdpSeedError ? ` [${error.code}]` : "";
+  console.error(`idp-seed: ${error instanceof Error ? error.message : String(error)}${code}`);
+  process.exit(1);
+}

@@ -1,0 +1,56 @@
+import { expect, test } from "bun:test";
+import { type IdpSeedError, parseSeedConfig } from "../index.ts";
+
+const required = { IDP_BOOTSTRAP_ADMIN_PASSWORD: "admin-pw", IDP_LOCAL_USER_PASSWORD: "user-pw" };
+
+function configError(env: Record<string, string | undefined>): IdpSeedError {
+  try {
+    parseSeedConfig(env);
+  } catch (error) {
+    return error as IdpSeedError;
+  }
+  throw new Error("expected the config to be refused");
+}
+
+test("defaults follow the spec: port 8082, realm svc, client svc-cli, admin idpadmin", () => {
+  expect(parseSeedConfig({ ...required, HOME: "/ignored" })).toEqual({
+    url: "http://127.0.0.1:8082",
+    realm: "svc",
+    clientId: "svc-cli",
+    adminUser: "idpadmin",
+    adminPassword: "admin-pw",
+    userPassword: "user-pw",
+    tenantId: "tenant-local",
+  });
+});
+
+test("IDP_PORT sets the port of the default URL; IDP_URL wins over it and loses its trailing slash", () => {
+  expect(parseSeedConfig({ ...required, IDP_PORT: "18082" }).url).toBe("http://127.0.0.1:18082");
+  expect(parseSeedConfig({ ...required, IDP_PORT: "18082", IDP_URL: "https://idp.example/" }).url).toBe(
+    "https://idp.example",
+  );
+});
+
+test("the other variables are taken as given", () => {
+  const options = parseSeedConfig({
+    ...required,
+    IDP_REALM: "other",
+    IDP_CLIENT_ID: "cli2",
+    IDP_BOOTSTRAP_ADMIN_USER: "root",
+    IDP_LOCAL_TENANT_ID: "t-1",
+  });
+  expect(options).toMatchObject({ realm: "other", clientId: "cli2", adminUser: "root", tenantId: "t-1" });
+});
+
+test.each([
+  [{ IDP_LOCAL_USER_PASSWORD: "x" }, "IDP_BOOTSTRAP_ADMIN_PASSWORD"],
+  [{ IDP_BOOTSTRAP_ADMIN_PASSWORD: "x", IDP_LOCAL_USER_PASSWORD: "" }, "IDP_LOCAL_USER_PASSWORD"],
+  [{ ...required, IDP_PORT: "eighty" }, "IDP_PORT"],
+  [{ ...required, IDP_PORT: "70000" }, "IDP_PORT"],
+  [{ ...required, IDP_URL: "ftp://idp" }, "IDP_URL"],
+  [{ ...required, IDP_REALM: "a/b" }, "IDP_REALM"],
+])("a bad or missing value is refused with IDP_SEED_CONFIG_INVALID naming the variable (%#)", (env, field) => {
+  const error = configError(env);
+  expect(error.code).toBe("IDP_SEED_CONFIG_INVALID");
+  expect(error.subject).toBe(field);
+});

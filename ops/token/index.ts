@@ -1,0 +1,10 @@
+export { checkRoles } from "./src/check-roles.ts";
+export { parseTokenConfig, type TokenConfig } from "./src/config.ts";
+export { TOKEN_ERROR_CODES, TokenError, type TokenErrorCode } from "./src/errors.ts";
+export { wantsForwardedProto } from "./src/forwarded-proto.ts";
+export { DEFAULT_SCOPE, type IssueRequest, issueToken, scopeFor } from "./src/issue-token.ts";
+export { ADVICE, mapIdpError } from "./src/map-idp-error.ts";
+export { refreshToken } from "./src/refresh-token.ts";
+export { assertSafeTarget, readTokenFile, writeTokenFile } from "./src/token-file.ts";
+export { type IdpClientOptions, tokenRequest } from "./src/token-request.ts";
+export { decodeClaims, type TokenSet, TokenSetSchema } from "./src/token-set.ts";

@@ -1,0 +1,69 @@
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { decodeClaims, type IdpClientOptions } from "../index.ts";
+import { admin, seedTestRealm } from "./helpers.ts";
+
+const cli = join(import.meta.dir, "..", "src", "cli.ts");
+const dir = mkdtempSync(join(tmpdir(), "token-cli-"));
+let realm = "";
+let password = "";
+let client: IdpClientOptions;
+
+function run(args: string[], extraEnv: Record<string, string> = {}) {
+  const { PATH, HOME } = process.env;
+  const result = Bun.spawnSync(["bun", "run", cli, ...args], {
+    env: { PATH: PATH ?? "", HOME: HOME ?? "", IDP_URL: client.url, IDP_REALM: realm, ...extraEnv },
+  });
+  return { code: result.exitCode, stdout: result.stdout.toString(), stderr: result.stderr.toString() };
+}
+
+beforeAll(async () => {
+  ({ realm, password, client } = await seedTestRealm());
+}, 30_000);
+
+afterAll(async () => {
+  rmSync(dir, { recursive: true, force: true });
+  if (realm) await admin("DELETE", `/${realm}`);
+});
+
+test("issue prints the access token of the user", () => {
+  const result = run(["issue", "--user", "app"], { IDP_LOCAL_USER_PASSWORD: password });
+  expect(result.code).toBe(0);
+  expect(decodeClaims(result.stdout.trim()).preferred_username).toBe("app");
+});
+
+test("issue --out writes a 0600 token file that refresh --from renews into another 0600 file", () => {
+  const first = join(dir, "ops.json");
+  const issued = run(["issue", "--user", "ops", "--scope", "offline_access", "--out", first], {
+    IDP_LOCAL_USER_PASSWORD: password,
+  });
+  expect(issued.code).toBe(0);
+  expect(statSync(first).mode & 0o777).toBe(0o600);
+  const saved = JSON.parse(readFileSync(first, "utf8")) as Record<string, unknown>;
+  expect(Object.keys(saved)).toEqual(expect.arrayContaining(["access_token", "refresh_token", "expires_at"]));
+
+  const second = join(dir, "ops-renewed.json");
+  const renewed = run(["refresh", "--from", first, "--out", second]);
+  expect(renewed.code).toBe(0);
+  expect(statSync(second).mode & 0o777).toBe(0o600);
+  const set = JSON.parse(readFileSync(second, "utf8")) as { access_token: string };
+  expect(decodeClaims(set.access_token).preferred_username).toBe("ops");
+});
+
+test("a failure exits 1 with its code and the spec's advice", () => {
+  const result = run(["issue", "--user", "app"], { IDP_LOCAL_USER_PASSWORD: "wrong" });
+  expect(result.code).toBe(1);
+  expect(result.stderr).toContain("[IDP_INVALID_CREDENTIALS]");
+  expect(result.stderr).toContain("advice:");
+});
+
+test("issue without IDP_LOCAL_USER_PASSWORD, or refresh without a token, exits 1 with TOKEN_CONFIG_INVALID", () => {
+  const issue = run(["issue", "--user", "app"]);
+  expect(issue.code).toBe(1);
+  expect(issue.stderr).toContain("[TOKEN_CONFIG_INVALID]");
+  const refresh = run(["refresh"]);
+  expect(refresh.code).toBe(1);
+  expect(refresh.stderr).toContain("[TOKEN_CONFIG_INVALID]");
+});

@@ -1,0 +1,132 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { seedRealm } from "@svc/idp-seed";
+import { randomName, realmUserName } from "@svc/testkit";
+import { ADVICE, decodeClaims, type IdpClientOptions, issueToken } from "../index.ts";
+import { admin, idp, seedTestRealm, tokenError, userId } from "./helpers.ts";
+
+let realm = "";
+let password = "";
+let client: IdpClientOptions;
+
+beforeAll(async () => {
+  ({ realm, password, client } = await seedTestRealm());
+}, 30_000);
+
+afterAll(async () => {
+  if (realm) await admin("DELETE", `/${realm}`);
+});
+
+describe("issueToken", () => {
+  test.each([
+    ["app", ["app"]],
+    ["ops", ["ops"]],
+    ["security", ["security", "audit-only", "audit-exporter"]],
+  ])("issues the %s token with its roles, attributes and the default scope set", async (user, roles) => {
+    const set = await issueToken(client, { user, password });
+    const claims = decodeClaims(set.access_token);
+    expect(claims.preferred_username).toBe(user);
+    expect(claims.principal_id).toBe(`svc-${user}`);
+    expect(claims.tenant_id).toBe("tenant-test");
+    expect((claims.realm_access as { roles: string[] }).roles).toEqual(expect.arrayContaining(roles));
+    expect(set.scope?.split(" ")).toEqual(expect.arrayContaining(["openid", "profile", "email"]));
+    expect(set.expires_at).toBeGreaterThan(Date.now() / 1000);
+  });
+
+  test("extra scopes are appended to the default set", async () => {
+    const set = await issueToken(client, { user: "security", password, scope: "audit:read audit:export" });
+    expect(set.scope?.split(" ")).toEqual(
+      expect.arrayContaining(["openid", "profile", "email", "audit:read", "audit:export"]),
+    );
+  });
+
+  test("a wrong password fails with IDP_INVALID_CREDENTIALS", async () => {
+    const error = await tokenError(issueToken(client, { user: "app", password: randomName("wrong") }));
+    expect(error.code).toBe("IDP_INVALID_CREDENTIALS");
+    expect(error.idpError?.error).toBe("invalid_grant");
+  });
+
+  test("a user with a pending required action fails with IDP_ACCOUNT_NOT_SET_UP and the spec's advice", async () => {
+    const username = realmUserName("token-pending");
+    const userPassword = randomName("pw");
+    await admin("POST", `/${realm}/users`, {
+      username,
+      enabled: true,
+      email: `${username}@example.test`,
+      emailVerified: true,
+      firstName: "Pending",
+      lastName: "User",
+      requiredActions: ["UPDATE_PASSWORD"],
+      credentials: [{ type: "password", value: userPassword, temporary: false }],
+    });
+    const error = await tokenError(issueToken(client, { user: username, password: userPassword }));
+    expect(error.code).toBe("IDP_ACCOUNT_NOT_SET_UP");
+    expect(error.advice).toBe(ADVICE.accountNotSetUp);
+  });
+
+  test("plain HTTP to a realm that requires HTTPS: IDP_HTTPS_REQUIRED without the forwarded header", async () => {
+    await admin("PUT", `/${realm}`, { sslRequired: "all" });
+    try {
+      const error = await tokenError(issueToken({ ...client, forwardedProto: false }, { user: "app", password }));
+      expect(error.code).toBe("IDP_HTTPS_REQUIRED");
+      expect(error.advice).toBe(ADVICE.httpsRequired);
+    } finally {
+      await admin("PUT", `/${realm}`, { sslRequired: "external" });
+    }
+  });
+
+  test("plain HTTP to a realm that requires HTTPS: the local helper's X-Forwarded-Proto gets the token", async () => {
+    await admin("PUT", `/${realm}`, { sslRequired: "all" });
+    try {
+      const outcome = await issueToken(client, { user: "app", password }).then(
+        (set) => set,
+        (error: unknown) => error,
+      );
+      if (outcome instanceof Error && "code" in outcome && outcome.code === "IDP_HTTPS_REQUIRED") {
+        throw new Error(
+          "the IdP ignores X-Forwarded-Proto: Keycloak must run with --proxy-headers=xforwarded " +
+            "(ops/stack/src/services/keycloak.ts) for the local helper's header to take effect",
+        );
+      }
+      expect(decodeClaims((outcome as { access_token: string }).access_token).preferred_username).toBe("app");
+    } finally {
+      await admin("PUT", `/${realm}`, { sslRequired: "external" });
+    }
+  });
+
+  test("an unknown client fails with IDP_TOKEN_REQUEST_FAILED carrying the IdP's error", async () => {
+    const error = await tokenError(issueToken({ ...client, clientId: randomName("nope") }, { user: "app", password }));
+    expect(error.code).toBe("IDP_TOKEN_REQUEST_FAILED");
+    expect(error.idpError?.error).toBe("invalid_client");
+  });
+
+  test("an IdP that does not answer fails with IDP_UNREACHABLE", async () => {
+    const server = Bun.serve({ port: 0, fetch: () => new Response("") });
+    const port = server.port;
+    await server.stop(true);
+    const error = await tokenError(
+      issueToken({ ...client, url: `http://127.0.0.1:${port}` }, { user: "app", password }),
+    );
+    expect(error.code).toBe("IDP_UNREACHABLE");
+  });
+
+  test("a seeded user without its realm role fails with IDP_ROLES_MISSING; re-running the seed fixes it", async () => {
+    const id = await userId(realm, "ops");
+    const role = await (await admin("GET", `/${realm}/roles/ops`)).json();
+    await admin("DELETE", `/${realm}/users/${id}/role-mappings/realm`, [role]);
+    const error = await tokenError(issueToken(client, { user: "ops", password }));
+    expect(error.code).toBe("IDP_ROLES_MISSING");
+    expect(error.advice).toBe(ADVICE.rolesMissing);
+
+    await seedRealm({
+      url: idp.url,
+      realm,
+      clientId: "svc-cli",
+      adminUser: idp.adminUser,
+      adminPassword: idp.adminPassword,
+      userPassword: password,
+      tenantId: "tenant-test",
+    });
+    const set = await issueToken(client, { user: "ops", password });
+    expect((decodeClaims(set.access_token).realm_access as { roles: string[] }).roles).toContain("ops");
+  }, 30_000);
+});
