@@ -121,7 +121,8 @@ export async function up(ctx: StackContext, services = SERVICES): Promise<StackU
   } finally {
     ctx.progress.stop();
   }
-  const env = writeEnvFile(ctx, services);
+  // Every server's address, not only the ones started now: `up keycloak` must not hide the others.
+  const env = writeEnvFile(ctx, SERVICES);
   return { env, envFile: envFilePath(ctx.stateDir), timings };
 }
 

@@ -1,6 +1,12 @@
 import { expect, test } from "bun:test";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createContext } from "../src/context-factory.ts";
 import { StackError } from "../src/errors.ts";
-import { selectServices } from "../src/stack.ts";
+import { freePort } from "../src/free-port.ts";
+import { silentProgress } from "../src/progress.ts";
+import { down, readEnvFile, selectServices, status, up } from "../src/stack.ts";
 
 test("selecting a service brings what it starts after", () => {
   expect(selectServices(["kube-apiserver"]).map((s) => s.name)).toEqual(["etcd", "kube-apiserver"]);
@@ -21,5 +27,27 @@ test("an unknown service name is refused with the known names", () => {
   } catch (error) {
     expect((error as StackError).code).toBe("STACK_CONFIG_INVALID");
     expect((error as StackError).message).toContain("keycloak");
+  }
+});
+
+test("up with one service still names every server in the env file; down stops what it started", async () => {
+  const env = {
+    ...process.env,
+    SVC_STACK_ETCD_PORT: String(await freePort()),
+    SVC_STACK_ETCD_PEER_PORT: String(await freePort()),
+  };
+  const stateDir = mkdtempSync(join(tmpdir(), "stack-test-"));
+  const ctx = createContext(env, { stateDir, progress: silentProgress });
+  try {
+    const result = await up(ctx, selectServices(["etcd"]));
+    expect(result.timings.map((t) => t.name)).toEqual(["etcd"]);
+    const written = readEnvFile(stateDir);
+    expect(written?.SVC_STACK_ETCD_URL).toBe(`http://127.0.0.1:${env.SVC_STACK_ETCD_PORT}`);
+    expect(Object.keys(written ?? {})).toEqual(
+      expect.arrayContaining(["SVC_STACK_KAFKA_BROKERS", "SVC_STACK_IDP_URL", "SVC_STACK_KUBECONFIG"]),
+    );
+    expect((await status(ctx)).find((s) => s.name === "etcd")?.state).toBe("ready");
+  } finally {
+    expect(await down(ctx, { purge: true })).toEqual(["etcd"]);
   }
 });

@@ -74,23 +74,37 @@ describe("issueToken", () => {
     }
   });
 
-  test("plain HTTP to a realm that requires HTTPS: the local helper's X-Forwarded-Proto gets the token", async () => {
-    await admin("PUT", `/${realm}`, { sslRequired: "all" });
-    try {
-      const outcome = await issueToken(client, { user: "app", password }).then(
-        (set) => set,
-        (error: unknown) => error,
-      );
-      if (outcome instanceof Error && "code" in outcome && outcome.code === "IDP_HTTPS_REQUIRED") {
-        throw new Error(
-          "the IdP ignores X-Forwarded-Proto: Keycloak must run with --proxy-headers=xforwarded " +
-            "(ops/stack/src/services/keycloak.ts) for the local helper's header to take effect",
+  test("the helper's X-Forwarded-Proto: https is on the wire to a local plain-HTTP IdP, and only when enabled", async () => {
+    // Keycloak cannot tell us which headers it received, so a recorder on port 0 stands in for the token endpoint.
+    const seen: (string | null)[] = [];
+    const recorder = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      fetch(request) {
+        seen.push(request.headers.get("x-forwarded-proto"));
+        return Response.json(
+          { error: "invalid_grant", error_description: "Invalid user credentials" },
+          { status: 401 },
         );
-      }
-      expect(decodeClaims((outcome as { access_token: string }).access_token).preferred_username).toBe("app");
+      },
+    });
+    try {
+      const local = { ...client, url: `http://127.0.0.1:${recorder.port}` };
+      expect((await tokenError(issueToken(local, { user: "app", password }))).code).toBe("IDP_INVALID_CREDENTIALS");
+      const off = { ...local, forwardedProto: false };
+      expect((await tokenError(issueToken(off, { user: "app", password }))).code).toBe("IDP_INVALID_CREDENTIALS");
+      expect(seen).toEqual(["https", null]);
     } finally {
-      await admin("PUT", `/${realm}`, { sslRequired: "external" });
+      await recorder.stop(true);
     }
+  });
+
+  test("a token issued through the helper carries exactly the issuer that discovery names", async () => {
+    const claims = decodeClaims((await issueToken(client, { user: "app", password })).access_token);
+    const discovery = await fetch(`${idp.url}/realms/${realm}/.well-known/openid-configuration`);
+    const { issuer } = (await discovery.json()) as { issuer: string };
+    expect(issuer).toBe(`${idp.url}/realms/${realm}`);
+    expect(claims.iss).toBe(issuer);
   });
 
   test("an unknown client fails with IDP_TOKEN_REQUEST_FAILED carrying the IdP's error", async () => {

@@ -55,10 +55,9 @@ export const keycloak: StackService = {
           "--http-host=127.0.0.1",
           `--http-port=${port}`,
           `--http-management-port=${management_port}`,
-          // The token helper sends X-Forwarded-Proto: https to a local IdP over plain HTTP (spec: Connection
-          // security); Keycloak reads the header only with proxy-headers, and only loopback callers are trusted.
-          "--proxy-headers=xforwarded",
-          "--proxy-trusted-addresses=127.0.0.0/8,::1",
+          // No proxy-headers: Keycloak would take the scheme of a forwarded https request into the tokens' issuer
+          // (https://127.0.0.1/realms/...), which then differs from the issuer discovery names over plain HTTP.
+          // Loopback callers are local under sslRequired=external, so plain HTTP works here without the header.
           // Each stack keeps its own realm data; the distribution in the cache stays shared and unchanged.
           `--db-url=jdbc:h2:file:${join(state, "h2", "keycloakdb")};NON_KEYWORDS=VALUE`,
         ],
