@@ -1,3 +1,4 @@
+export { AdminClient, type AdminCredentials } from "./src/admin-client.ts";
 export { parseSeedConfig, SEED_DEFAULTS, type SeedOptions } from "./src/config.ts";
 export { IDP_SEED_ERROR_CODES, IdpSeedError, type IdpSeedErrorCode } from "./src/errors.ts";
 export {

@@ -1,25 +1,15 @@
-import { type SeedOptions, seedRealm } from "@svc/idp-seed";
-import { randomName, stackEnv } from "@svc/testkit";
+import { seedTestRealm as seedRealmOfTest, stackEnv } from "@svc/testkit";
 import type { IdpClientOptions, TokenError } from "../index.ts";
 
 export const { idp } = stackEnv();
 
 /** Seeds a realm of the test's own (random name) with a random user password. */
 export async function seedTestRealm(): Promise<{ realm: string; password: string; client: IdpClientOptions }> {
-  const options: SeedOptions = {
-    url: idp.url,
-    realm: randomName("token"),
-    clientId: "svc-cli",
-    adminUser: idp.adminUser,
-    adminPassword: idp.adminPassword,
-    userPassword: randomName("pw"),
-    tenantId: "tenant-test",
-  };
-  await seedRealm(options);
+  const { seed } = await seedRealmOfTest("token", "tenant-test");
   return {
-    realm: options.realm,
-    password: options.userPassword,
-    client: { url: idp.url, realm: options.realm, clientId: "svc-cli" },
+    realm: seed.realm,
+    password: seed.userPassword,
+    client: { url: seed.url, realm: seed.realm, clientId: seed.clientId },
   };
 }
 
