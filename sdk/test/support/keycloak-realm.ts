@@ -1,4 +1,5 @@
-import { randomName, realmUserName, stackEnv } from "@svc/testkit";
+import { seedTestRealm } from "@svc/testkit";
+import { issueToken } from "@svc/token";
 
 export interface IssuedTokens {
   accessToken: string;
@@ -25,63 +26,27 @@ async function form(url: string, fields: Record<string, string>): Promise<Respon
   });
 }
 
-/** A random realm on the stack's Keycloak with a public client `svc-cli` and one user (deleted by `remove`). */
+/**
+ * A realm of the test's own, seeded as `ops/dev up` seeds `svc` (deleted by `remove`), with a short access token
+ * lifespan so renewal happens within a test; tokens are the seeded `app` user's.
+ */
 export async function createTestRealm(accessTokenLifespanSeconds: number): Promise<TestRealm> {
-  const { idp } = stackEnv();
-  const realm = randomName("sdk-realm");
-  const clientId = "svc-cli";
-  const adminResponse = await form(`${idp.url}/realms/master/protocol/openid-connect/token`, {
-    grant_type: "password",
-    client_id: "admin-cli",
-    username: idp.adminUser,
-    password: idp.adminPassword,
-  });
-  if (!adminResponse.ok) throw new Error(`admin token: ${adminResponse.status} ${await adminResponse.text()}`);
-  const adminToken = String(((await adminResponse.json()) as Record<string, unknown>).access_token);
-  async function admin(method: string, path: string, body?: unknown): Promise<void> {
-    const response = await fetch(`${idp.url}/admin/realms${path}`, {
-      method,
-      headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
-  }
-  await admin("POST", "", { realm, enabled: true, accessTokenLifespan: accessTokenLifespanSeconds });
-  await admin("POST", `/${realm}/clients`, {
-    clientId,
-    publicClient: true,
-    directAccessGrantsEnabled: true,
-    standardFlowEnabled: false,
-  });
-  const username = realmUserName("sdk");
-  const password = randomName("pw");
-  await admin("POST", `/${realm}/users`, {
-    username,
-    enabled: true,
-    email: `${username}@example.test`,
-    emailVerified: true,
-    firstName: "Sdk",
-    lastName: "Test",
-    requiredActions: [],
-    credentials: [{ type: "password", value: password, temporary: false }],
-  });
-  const base = `${idp.url}/realms/${realm}/protocol/openid-connect`;
+  const seeded = await seedTestRealm("sdk-realm");
+  const { url, realm, clientId, userPassword } = seeded.seed;
+  await seeded.admin.put(`/${realm}`, { accessTokenLifespan: accessTokenLifespanSeconds });
+  const base = `${url}/realms/${realm}/protocol/openid-connect`;
   return {
     realm,
-    idpUrl: idp.url,
+    idpUrl: url,
     tokenEndpoint: `${base}/token`,
     clientId,
     async issueTokens() {
-      const response = await form(`${base}/token`, {
-        grant_type: "password",
-        client_id: clientId,
-        username,
-        password,
-        scope: "openid offline_access",
-      });
-      const body = (await response.json()) as Record<string, unknown>;
-      if (!response.ok) throw new Error(`password grant: ${response.status} ${JSON.stringify(body)}`);
-      return { accessToken: String(body.access_token), refreshToken: String(body.refresh_token) };
+      const set = await issueToken(
+        { url, realm, clientId },
+        { user: "app", password: userPassword, scope: "offline_access" },
+      );
+      if (!set.refresh_token) throw new Error("no refresh token for offline_access");
+      return { accessToken: set.access_token, refreshToken: set.refresh_token };
     },
     async revoke(refreshToken) {
       const response = await form(`${base}/revoke`, {
@@ -91,6 +56,6 @@ export async function createTestRealm(accessTokenLifespanSeconds: number): Promi
       });
       if (!response.ok) throw new Error(`revoke: ${response.status} ${await response.text()}`);
     },
-    remove: () => admin("DELETE", `/${realm}`),
+    remove: () => seeded.remove(),
   };
 }
