@@ -55,19 +55,20 @@ class LogProgress implements Progress {
   task(name: string, initialTotal: number): ProgressTask {
     const started = Date.now();
     let total = initialTotal;
-    let lastNote = 0;
+    let lastNote = Number.NEGATIVE_INFINITY;
     const say = (text: string) =>
       this.write(`[${name}] ${Math.round((Date.now() - started) / 1000)}s ${clip(text, 160)}`);
+    const throttled = (text: string) => {
+      if (Date.now() - lastNote < NOTE_INTERVAL_MS) return;
+      lastNote = Date.now();
+      say(text);
+    };
     return {
-      update: (value, text) => say(`${value}/${total}${text ? ` ${text}` : ""}`),
+      update: (value, text) => throttled(`${value}/${total}${text ? ` ${text}` : ""}`),
       setTotal: (t) => {
         total = t;
       },
-      note: (text) => {
-        if (Date.now() - lastNote < NOTE_INTERVAL_MS) return;
-        lastNote = Date.now();
-        say(text);
-      },
+      note: throttled,
       done: (text) => say(`done: ${text}`),
     };
   }
