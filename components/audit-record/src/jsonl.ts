@@ -1,0 +1,53 @@
+import { FormatRegistry } from "@sinclair/typebox";
+import { Value } from "@sinclair/typebox/value";
+import { type AuditRecord, AuditRecordSchema, SENSITIVE_ATTRIBUTE } from "./audit-record.ts";
+import { AuditRecordError } from "./errors.ts";
+
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
+if (!FormatRegistry.Has("date-time")) {
+  FormatRegistry.Set("date-time", (value) => RFC3339.test(value) && !Number.isNaN(Date.parse(value)));
+}
+
+/** Validates a record (schema, then no sensitive attribute names); throws `AuditRecordError`. */
+export function validateRecord(value: unknown, line?: number): AuditRecord {
+  const first = Value.Errors(AuditRecordSchema, value).First();
+  if (first) {
+    const field = first.path === "" ? "/" : first.path;
+    throw new AuditRecordError("AUDIT_RECORD_INVALID", `${field}: ${first.message}`, { field, line });
+  }
+  const record = value as AuditRecord;
+  for (const name of Object.keys(record.attributes ?? {})) {
+    if (SENSITIVE_ATTRIBUTE.test(name)) {
+      throw new AuditRecordError("AUDIT_RECORD_SENSITIVE_FIELD", `attribute ${name} may hold sensitive plaintext`, {
+        field: `/attributes/${name}`,
+        line,
+      });
+    }
+  }
+  return record;
+}
+
+/** One JSONL line, newline-terminated. */
+export function encodeRecord(record: AuditRecord): string {
+  return `${JSON.stringify(validateRecord(record))}\n`;
+}
+
+/** Parses one JSONL line (without its newline). */
+export function parseRecordLine(text: string, line?: number): AuditRecord {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (cause) {
+    throw new AuditRecordError("AUDIT_RECORD_MALFORMED_JSON", `not JSON: ${(cause as Error).message}`, { line });
+  }
+  return validateRecord(value, line);
+}
+
+/** Parses JSONL content (blank lines skipped); the first bad line throws with its line number. */
+export function parseRecords(content: string): AuditRecord[] {
+  const records: AuditRecord[] = [];
+  content.split("\n").forEach((text, index) => {
+    if (text.trim() !== "") records.push(parseRecordLine(text, index + 1));
+  });
+  return records;
+}
