@@ -7,7 +7,7 @@ let realm: TestRealm;
 
 beforeAll(async () => {
   realm = await createTestRealm(60);
-});
+}, 60_000);
 
 afterAll(async () => {
   await realm?.remove();

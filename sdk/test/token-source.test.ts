@@ -35,7 +35,7 @@ beforeAll(async () => {
   realm = await createTestRealm(LIFESPAN_SECONDS);
   server = await startTestServer();
   signingKey = (await generateKeyPair("ES256")).privateKey;
-});
+}, 60_000);
 
 afterAll(async () => {
   await server?.stop();

@@ -39,7 +39,7 @@ beforeAll(async () => {
   realms.push(realm);
   const first = await seedRealm(seedOptions(realm, password));
   expect(first.created).toContain(`realm ${realm}`);
-}, 30_000);
+}, 60_000);
 
 afterAll(async () => {
   for (const name of realms) await deleteRealm(name);

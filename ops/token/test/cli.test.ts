@@ -21,7 +21,7 @@ function run(args: string[], extraEnv: Record<string, string> = {}) {
 
 beforeAll(async () => {
   ({ realm, password, client } = await seedTestRealm());
-}, 30_000);
+}, 60_000);
 
 afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });

@@ -10,7 +10,7 @@ let client: IdpClientOptions;
 
 beforeAll(async () => {
   ({ realm, password, client } = await seedTestRealm());
-}, 30_000);
+}, 60_000);
 
 afterAll(async () => {
   if (realm) await admin("DELETE", `/${realm}`);

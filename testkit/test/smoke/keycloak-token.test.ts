@@ -37,7 +37,7 @@ beforeAll(async () => {
     directAccessGrantsEnabled: true,
     standardFlowEnabled: false,
   });
-});
+}, 60_000);
 
 afterAll(async () => {
   if (adminToken) await admin("DELETE", `/${realm}`);

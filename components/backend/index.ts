@@ -1,0 +1,1 @@
+export { BACKEND } from "./src/profile.ts";

@@ -1,0 +1,1 @@
+export { COMPUTE } from "./src/profile.ts";

@@ -1,0 +1,1 @@
+export { ENDPOINT, ENDPOINT_READINESS_GATE } from "./src/profile.ts";

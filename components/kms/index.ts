@@ -1,0 +1,1 @@
+export { KMS, KMS_AUDIT } from "./src/profile.ts";

@@ -1,0 +1,1 @@
+export { ORCHESTRATOR } from "./src/profile.ts";

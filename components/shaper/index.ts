@@ -1,0 +1,1 @@
+export { SHAPER, SHAPER_TERMINATION_GRACE_SECONDS } from "./src/profile.ts";
