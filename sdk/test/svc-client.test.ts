@@ -1,21 +1,14 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { status } from "@grpc/grpc-js";
 import { ExportFormat, HealthCheckResponse_ServingStatus } from "@svc/proto";
+import { rejectionOf } from "@svc/testkit";
 import { createClient, SdkError, type SvcClient } from "../index.ts";
 import { makePki, type TestPki } from "./support/pki.ts";
 import { startTestServer, type TestServer } from "./support/test-server.ts";
 
 const TOKEN = "header.payload.signature";
 
-async function codeOf(promise: Promise<unknown>): Promise<string> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof SdkError) return error.code;
-    throw error;
-  }
-  throw new Error("expected the call to fail");
-}
+const codeOf = async (promise: Promise<unknown>) => (await rejectionOf(promise, SdkError)).code;
 
 let pki: TestPki;
 let plain: TestServer;

@@ -1,4 +1,5 @@
 import { expect, test } from "bun:test";
+import { thrownBy } from "@svc/testkit";
 import { type AuditRecord, AuditRecordError, encodeRecord, parseRecordLine, parseRecords } from "../index.ts";
 
 const record: AuditRecord = {
@@ -14,15 +15,7 @@ const record: AuditRecord = {
   tenant_id: "tenant-a",
 };
 
-function errorOf(run: () => unknown): AuditRecordError {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof AuditRecordError) return error;
-    throw error;
-  }
-  throw new Error("expected an AuditRecordError");
-}
+const errorOf = (run: () => unknown) => thrownBy(run, AuditRecordError);
 
 test("a record encodes to one newline-terminated JSON line and parses back equal", () => {
   const line = encodeRecord(record);

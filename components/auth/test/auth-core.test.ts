@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { rejectionOf } from "@svc/testkit";
 import { AuthError, createAuthCore, parseAuthConfig } from "../index.ts";
 import { captureLogger, fakeClock, mint, startTestIssuer, type TestIssuer, testConfig } from "./support/test-issuer.ts";
 
@@ -8,13 +9,7 @@ beforeAll(async () => {
 });
 afterAll(() => idp.stop());
 
-const refusal = (promise: Promise<unknown>) =>
-  promise.then(
-    () => {
-      throw new Error("accepted");
-    },
-    (error: unknown) => error as AuthError,
-  );
+const refusal = (promise: Promise<unknown>) => rejectionOf(promise, AuthError);
 
 test("x-tenant-id of another tenant → AUTH_TENANT_MISMATCH (permission-denied)", async () => {
   const core = createAuthCore({ config: testConfig(idp), ...captureLogger() });

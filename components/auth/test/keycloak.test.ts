@@ -3,9 +3,9 @@
  * (deleted after); tokens come from the token helper; the core verifies them and applies the policy table.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { type SeededRealm, seedTestRealm } from "@svc/testkit";
+import { rejectionOf, type SeededRealm, seedTestRealm } from "@svc/testkit";
 import { issueToken } from "@svc/token";
-import { type AuthCore, type AuthError, createAuthCore, type Operation, parseAuthConfig } from "../index.ts";
+import { type AuthCore, AuthError, createAuthCore, type Operation, parseAuthConfig } from "../index.ts";
 import { captureLogger } from "./support/test-issuer.ts";
 
 let realm: SeededRealm;
@@ -26,13 +26,7 @@ async function bearer(user: string, scope?: string): Promise<string> {
   return `Bearer ${set.access_token}`;
 }
 
-const refusal = (promise: Promise<unknown>) =>
-  promise.then(
-    () => {
-      throw new Error("accepted");
-    },
-    (error: unknown) => error as AuthError,
-  );
+const refusal = (promise: Promise<unknown>) => rejectionOf(promise, AuthError);
 
 test("a seeded security token with audit:read lists; the caller carries principal, tenant, roles and scope", async () => {
   const caller = await core.check(

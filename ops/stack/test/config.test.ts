@@ -2,18 +2,11 @@ import { describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { thrownBy } from "@svc/testkit";
 import { DEFAULT_CONFIG_PATH, loadStackConfig } from "../src/config.ts";
 import { StackError } from "../src/errors.ts";
 
-function errorOf(run: () => unknown): StackError {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof StackError) return error;
-    throw error;
-  }
-  throw new Error("expected a StackError");
-}
+const errorOf = (run: () => unknown) => thrownBy(run, StackError);
 
 describe("stack config", () => {
   test("the committed defaults load, with the spec's IdP host port", () => {

@@ -1,14 +1,9 @@
 import { expect, test } from "bun:test";
-import type { StackError } from "../src/errors.ts";
+import { rejectionOf } from "@svc/testkit";
+import { StackError } from "../src/errors.ts";
 import { runTool } from "../src/run-tool.ts";
 
-const failureOf = (promise: Promise<unknown>) =>
-  promise.then(
-    () => {
-      throw new Error("expected a failure");
-    },
-    (error: unknown) => error as StackError,
-  );
+const failureOf = (promise: Promise<unknown>) => rejectionOf(promise, StackError);
 
 test("runTool returns the output and streams lines", async () => {
   const lines: string[] = [];

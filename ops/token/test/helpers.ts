@@ -1,5 +1,5 @@
-import { seedTestRealm as seedRealmOfTest, stackEnv } from "@svc/testkit";
-import type { IdpClientOptions, TokenError } from "../index.ts";
+import { rejectionOf, seedTestRealm as seedRealmOfTest, stackEnv } from "@svc/testkit";
+import { type IdpClientOptions, TokenError } from "../index.ts";
 
 export const { idp } = stackEnv();
 
@@ -51,11 +51,4 @@ export async function userId(realm: string, username: string): Promise<string> {
 }
 
 /** The TokenError a call fails with (the test fails when it succeeds). */
-export async function tokenError(promise: Promise<unknown>): Promise<TokenError> {
-  const error = (await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  )) as TokenError | undefined;
-  if (!error) throw new Error("expected the call to fail");
-  return error;
-}
+export const tokenError = (promise: Promise<unknown>) => rejectionOf(promise, TokenError);
