@@ -1,3 +1,3 @@
-export { type AuditRecord, AuditRecordSchema, SENSITIVE_ATTRIBUTE } from "./src/audit-record.ts";
+export { type AuditRecord, AuditRecordSchema, isSensitiveAttribute } from "./src/audit-record.ts";
 export { AUDIT_RECORD_ERROR_CODES, AuditRecordError, type AuditRecordErrorCode } from "./src/errors.ts";
 export { encodeRecord, parseRecordLine, parseRecords, validateRecord } from "./src/jsonl.ts";

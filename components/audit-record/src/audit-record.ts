@@ -29,8 +29,40 @@ export const AuditRecordSchema = Type.Object(
 
 export type AuditRecord = Static<typeof AuditRecordSchema>;
 
+/** Name segments (split on `_`, `-`, `.`, camelCase) that mark an attribute as holding a secret. */
+const SENSITIVE_SEGMENTS = new Set([
+  "password",
+  "passwd",
+  "passphrase",
+  "secret",
+  "token",
+  "credential",
+  "credentials",
+  "face",
+  "biometric",
+  "plaintext",
+]);
+const SENSITIVE_PAIRS = [
+  ["private", "key"],
+  ["key", "material"],
+  ["api", "key"],
+] as const;
+
+function segments(name: string): string[] {
+  return name
+    .replace(/([a-z0-9])([A-Z])/g, "$1_$2")
+    .toLowerCase()
+    .split(/[_.\-\s]+/)
+    .filter((s) => s !== "");
+}
+
 /**
- * Audit records carry no sensitive plaintext (spec): attribute names that would hold a secret are refused
- * rather than written.
+ * Audit records carry no sensitive plaintext (spec): an attribute whose name says it holds a secret is refused
+ * rather than written. Whole name segments are compared, so `interface`, `bypass` or `max_tokens` pass while
+ * `passphrase`, `api_token` or `privateKey` do not.
  */
-export const SENSITIVE_ATTRIBUTE = /(pass(word|phrase)?|secret|private[_-]?key|key[_-]?material|token|face|biometric)/i;
+export function isSensitiveAttribute(name: string): boolean {
+  const parts = segments(name);
+  if (parts.some((part) => SENSITIVE_SEGMENTS.has(part))) return true;
+  return SENSITIVE_PAIRS.some(([a, b]) => parts.some((part, i) => part === a && parts[i + 1] === b));
+}

@@ -1,6 +1,6 @@
 import { FormatRegistry } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
-import { type AuditRecord, AuditRecordSchema, SENSITIVE_ATTRIBUTE } from "./audit-record.ts";
+import { type AuditRecord, AuditRecordSchema, isSensitiveAttribute } from "./audit-record.ts";
 import { AuditRecordError } from "./errors.ts";
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
@@ -17,7 +17,7 @@ export function validateRecord(value: unknown, line?: number): AuditRecord {
   }
   const record = value as AuditRecord;
   for (const name of Object.keys(record.attributes ?? {})) {
-    if (SENSITIVE_ATTRIBUTE.test(name)) {
+    if (isSensitiveAttribute(name)) {
       throw new AuditRecordError("AUDIT_RECORD_SENSITIVE_FIELD", `attribute ${name} may hold sensitive plaintext`, {
         field: `/attributes/${name}`,
         line,

@@ -1,6 +1,13 @@
 import { expect, test } from "bun:test";
 import { thrownBy } from "@svc/testkit";
-import { type AuditRecord, AuditRecordError, encodeRecord, parseRecordLine, parseRecords } from "../index.ts";
+import {
+  type AuditRecord,
+  AuditRecordError,
+  encodeRecord,
+  isSensitiveAttribute,
+  parseRecordLine,
+  parseRecords,
+} from "../index.ts";
 
 const record: AuditRecord = {
   id: "0192f1c4-7d2e-7b3a-9c1d-2f4e5a6b7c8d",
@@ -52,7 +59,7 @@ test("a missing required field is refused", () => {
   expect(errorOf(() => parseRecordLine(JSON.stringify(withoutResult))).code).toBe("AUDIT_RECORD_INVALID");
 });
 
-test.each(["passphrase", "api_token", "private_key", "face_template"])(
+test.each(["passphrase", "api_token", "private_key", "privateKey", "face_template", "key-material", "db.password"])(
   "an attribute named %s is refused as sensitive, and nothing is encoded",
   (name) => {
     const error = errorOf(() => encodeRecord({ ...record, attributes: { [name]: "x" } }));
@@ -65,3 +72,13 @@ test("ordinary attributes are kept", () => {
   const withAttributes = { ...record, attributes: { grpc_status: "OK", peer: "10.0.0.7" } };
   expect(parseRecordLine(encodeRecord(withAttributes).trimEnd()).attributes).toEqual(withAttributes.attributes);
 });
+
+test.each(["interface", "surface", "bypass", "compass", "max_tokens", "keyspace", "public_key_id", "grpc_status"])(
+  "an ordinary attribute named %s is not mistaken for a secret",
+  (name) => {
+    expect(isSensitiveAttribute(name)).toBe(false);
+    expect(parseRecordLine(encodeRecord({ ...record, attributes: { [name]: "v" } }).trimEnd()).attributes).toEqual({
+      [name]: "v",
+    });
+  },
+);
