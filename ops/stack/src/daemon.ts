@@ -7,7 +7,8 @@ export interface DaemonSpec {
   name: string;
   command: string;
   args: string[];
-  env?: Record<string, string | undefined>;
+  /** The server's whole environment. */
+  env: Record<string, string | undefined>;
   cwd?: string;
   logFile: string;
   pidFile: string;
@@ -30,7 +31,7 @@ export function spawnDaemon(spec: DaemonSpec): RunningDaemon {
   try {
     const child = spawn(spec.command, spec.args, {
       cwd: spec.cwd,
-      env: { ...process.env, ...spec.env },
+      env: spec.env,
       stdio: ["ignore", log, log],
       detached: true,
     });

@@ -1,13 +1,17 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import type { StackContext } from "./context.ts";
 import { StackError } from "./errors.ts";
 import type { ProgressTask } from "./progress.ts";
+
+type Env = Record<string, string | undefined>;
+
 import { runTool } from "./run-tool.ts";
 
 let aptUpdated = false;
 
 /** Installs Debian packages (root only; `apt-get update` once per process first). */
-export async function aptInstall(task: ProgressTask, packages: string[]): Promise<void> {
+export async function aptInstall(env: Env, task: ProgressTask, packages: string[]): Promise<void> {
   if (process.getuid?.() !== 0) {
     throw new StackError(
       "STACK_TOOL_MISSING",
@@ -15,13 +19,13 @@ export async function aptInstall(task: ProgressTask, packages: string[]): Promis
       packages.join(","),
     );
   }
-  const env = { DEBIAN_FRONTEND: "noninteractive" };
+  const aptEnv = { ...env, DEBIAN_FRONTEND: "noninteractive" };
   if (!aptUpdated) {
-    await runTool("apt", "apt-get", ["update", "-q"], { env, onLine: (l) => task.note(l) });
+    await runTool("apt", "apt-get", ["update", "-q"], { env: aptEnv, onLine: (l) => task.note(l) });
     aptUpdated = true;
   }
   await runTool("apt", "apt-get", ["install", "-y", "-q", "--no-install-recommends", ...packages], {
-    env,
+    env: aptEnv,
     onLine: (l) => task.note(l),
   });
 }
@@ -42,19 +46,19 @@ export function hashFiles(paths: string[]): string {
  * module's go.mod and go.sum. Progress: packages compiled of the command's dependency count.
  */
 export async function ensureGoBinary(
-  cacheDir: string,
+  ctx: Pick<StackContext, "cacheDir" | "env">,
   task: ProgressTask,
   tool: { name: string; moduleDir: string; pkg: string },
 ): Promise<string> {
   const key = hashFiles([join(tool.moduleDir, "go.mod"), join(tool.moduleDir, "go.sum")]);
-  const binDir = join(cacheDir, "bin");
+  const binDir = join(ctx.cacheDir, "bin");
   const target = join(binDir, `${tool.name}-${key}`);
   if (existsSync(target)) return target;
   if (!(await hasCommand("go"))) {
     throw new StackError("STACK_TOOL_MISSING", `${tool.name}: the Go toolchain (go) is needed to build it`, tool.name);
   }
   mkdirSync(binDir, { recursive: true });
-  const run = { cwd: tool.moduleDir, env: { GOFLAGS: "-mod=mod -buildvcs=false" } };
+  const run = { cwd: tool.moduleDir, env: { ...ctx.env, GOFLAGS: "-mod=mod -buildvcs=false" } };
   task.update(0, "downloading modules");
   await runTool(tool.name, "go", ["mod", "download"], { ...run, onLine: (l) => task.note(l) });
   const deps = await runTool(tool.name, "go", ["list", "-deps", tool.pkg], run);
@@ -75,10 +79,11 @@ export async function ensureGoBinary(
 }
 
 /** Copies Maven artifacts into the cache with a pinned maven-dependency-plugin. */
-export async function mavenFetch(task: ProgressTask, subject: string, args: string[]): Promise<void> {
-  if (!(await hasCommand("mvn"))) await aptInstall(task, ["maven"]);
+export async function mavenFetch(env: Env, task: ProgressTask, subject: string, args: string[]): Promise<void> {
+  if (!(await hasCommand("mvn"))) await aptInstall(env, task, ["maven"]);
   let downloaded = 0;
   await runTool(subject, "mvn", ["-B", "-q", "-ntp", ...args], {
+    env,
     onLine: (line) => {
       downloaded += 1;
       task.note(line);
@@ -115,7 +120,7 @@ export async function ensureJava(
 ): Promise<string> {
   const found = findJavaHome(minMajor, env) ?? findJavaHome(17, env);
   if (found) return found;
-  await aptInstall(task, ["openjdk-17-jre-headless"]);
+  await aptInstall(env, task, ["openjdk-17-jre-headless"]);
   const installed = findJavaHome(17, env);
   if (!installed) throw new StackError("STACK_TOOL_MISSING", "no JDK 17+ after installing openjdk-17", "java");
   return installed;

@@ -2,18 +2,19 @@ import { spawn } from "node:child_process";
 import { StackError } from "./errors.ts";
 
 export interface ToolRun {
+  /** The child's whole environment (the stack context's, plus what the tool needs). */
+  env: Record<string, string | undefined>;
   cwd?: string;
-  env?: Record<string, string | undefined>;
   /** Each output line, for progress display. */
   onLine?: (line: string) => void;
 }
 
 /** Runs an install-time tool (go, mvn, tar, apt-get) to completion; failure carries its last output lines. */
-export function runTool(subject: string, command: string, args: string[], run: ToolRun = {}): Promise<string> {
+export function runTool(subject: string, command: string, args: string[], run: ToolRun): Promise<string> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, {
       cwd: run.cwd,
-      env: { ...process.env, ...run.env },
+      env: run.env,
       stdio: ["ignore", "pipe", "pipe"],
     });
     const lines: string[] = [];

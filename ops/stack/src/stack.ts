@@ -93,7 +93,9 @@ export async function up(ctx: StackContext, services = SERVICES): Promise<StackU
   try {
     while (pending.size > 0) {
       const wave = [...pending.values()].filter((s) => s.after.every((d) => done.has(d) || !pending.has(d)));
-      await Promise.all(
+      // allSettled: when one server fails, the others of the wave finish starting before everything started is
+      // stopped, so none is left running behind the error.
+      const outcomes = await Promise.allSettled(
         wave.map(async (service) => {
           const t0 = performance.now();
           const pid = readPid(pidFileOf(ctx, service.name));
@@ -110,6 +112,8 @@ export async function up(ctx: StackContext, services = SERVICES): Promise<StackU
           });
         }),
       );
+      const failure = outcomes.find((o): o is PromiseRejectedResult => o.status === "rejected");
+      if (failure) throw failure.reason;
       for (const service of wave) {
         pending.delete(service.name);
         done.add(service.name);

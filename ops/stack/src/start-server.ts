@@ -3,6 +3,9 @@ import type { StackContext, StackService } from "./context.ts";
 import { type DaemonSpec, type RunningDaemon, spawnDaemon } from "./daemon.ts";
 import { waitFor } from "./wait-for.ts";
 
+/** One readiness probe may take this long: a server that accepts but never answers must not stall `up`. */
+export const PROBE_TIMEOUT_MS = 2_000;
+
 export const logFileOf = (ctx: StackContext, name: string) => join(ctx.stateDir, "logs", `${name}.log`);
 export const pidFileOf = (ctx: StackContext, name: string) => join(ctx.stateDir, "pids", `${name}.pid`);
 
@@ -13,11 +16,12 @@ export const pidFileOf = (ctx: StackContext, name: string) => join(ctx.stateDir,
 export async function startServer(
   ctx: StackContext,
   service: StackService,
-  spec: Omit<DaemonSpec, "name" | "logFile" | "pidFile">,
+  spec: Omit<DaemonSpec, "name" | "logFile" | "pidFile" | "env"> & { env?: Record<string, string> },
   wait: { timeoutMs: number; intervalMs?: number },
 ): Promise<RunningDaemon> {
   const daemon = spawnDaemon({
     ...spec,
+    env: { ...ctx.env, ...spec.env },
     name: service.name,
     logFile: logFileOf(ctx, service.name),
     pidFile: pidFileOf(ctx, service.name),

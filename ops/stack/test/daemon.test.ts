@@ -15,6 +15,7 @@ test("a daemon runs in its own process group and stopDaemon ends it", async () =
     name: "sleeper",
     command: "sh",
     args: ["-c", "sleep 300 & wait"],
+    env: process.env,
     logFile: join(d, "sleeper.log"),
     pidFile,
   });
@@ -32,6 +33,7 @@ test("a daemon that exits reports STACK_START_FAILED with its last log lines", a
     name: "crasher",
     command: "sh",
     args: ["-c", "echo bad config line 7 >&2; exit 3"],
+    env: process.env,
     logFile: join(d, "crasher.log"),
     pidFile: join(d, "crasher.pid"),
   });

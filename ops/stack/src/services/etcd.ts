@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import type { StackContext, StackService } from "../context.ts";
 import { ensureGoBinary } from "../installers.ts";
-import { startServer } from "../start-server.ts";
+import { PROBE_TIMEOUT_MS, startServer } from "../start-server.ts";
 
 const TOOL = {
   name: "etcd",
@@ -16,11 +16,11 @@ export const etcd: StackService = {
   after: [],
 
   async install(ctx, task) {
-    task.done(await ensureGoBinary(ctx.cacheDir, task, TOOL));
+    task.done(await ensureGoBinary(ctx, task, TOOL));
   },
 
   async start(ctx, task) {
-    const bin = await ensureGoBinary(ctx.cacheDir, task, TOOL);
+    const bin = await ensureGoBinary(ctx, task, TOOL);
     const peer = `http://127.0.0.1:${ctx.config.etcd.peer_port}`;
     task.update(1, "starting");
     const daemon = await startServer(
@@ -46,7 +46,9 @@ export const etcd: StackService = {
   },
 
   async probe(ctx) {
-    const response = await fetch(`${clientUrl(ctx)}/health`).catch(() => undefined);
+    const response = await fetch(`${clientUrl(ctx)}/health`, { signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) }).catch(
+      () => undefined,
+    );
     if (response?.status !== 200) return false;
     const body = (await response.json().catch(() => ({}))) as { health?: string };
     return body.health === "true";

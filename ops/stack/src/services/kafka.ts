@@ -69,7 +69,7 @@ export const kafka: StackService = {
       return;
     }
     task.update(0, "resolving Kafka from Maven Central");
-    await mavenFetch(task, "kafka", [
+    await mavenFetch(ctx.env, task, "kafka", [
       "-f",
       POM,
       `-Dkafka.version=${VERSIONS.kafka}`,
@@ -93,7 +93,9 @@ export const kafka: StackService = {
     const jvm = ["-Xms256m", "-Xmx768m", `-Dlog4j2.configurationFile=${log4j}`, "-cp", classpath];
     if (!existsSync(join(dataDir, "meta.properties"))) {
       task.update(1, "formatting the KRaft log directory");
-      await runTool("kafka", javaBin, [...jvm, "kafka.tools.StorageTool", "format", "-t", clusterId(), "-c", props]);
+      await runTool("kafka", javaBin, [...jvm, "kafka.tools.StorageTool", "format", "-t", clusterId(), "-c", props], {
+        env: ctx.env,
+      });
     }
     task.update(2, "starting broker and controller");
     const daemon = await startServer(

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import type { StackContext, StackService } from "../context.ts";
 import { ensureJava, MAVEN_DEPENDENCY_PLUGIN, mavenFetch, removeQuietly } from "../installers.ts";
 import { runTool } from "../run-tool.ts";
-import { startServer } from "../start-server.ts";
+import { PROBE_TIMEOUT_MS, startServer } from "../start-server.ts";
 import { VERSIONS } from "../versions.ts";
 
 const ARTIFACT = `org.keycloak:keycloak-quarkus-dist:${VERSIONS.keycloak}:tar.gz`;
@@ -24,7 +24,7 @@ export const keycloak: StackService = {
     const archive = join(downloads, `keycloak-quarkus-dist-${VERSIONS.keycloak}.tar.gz`);
     if (!existsSync(archive)) {
       task.update(0, "fetching the server distribution from Maven Central");
-      await mavenFetch(task, "keycloak", [
+      await mavenFetch(ctx.env, task, "keycloak", [
         `${MAVEN_DEPENDENCY_PLUGIN}:copy`,
         `-Dartifact=${ARTIFACT}`,
         `-DoutputDirectory=${downloads}`,
@@ -34,7 +34,7 @@ export const keycloak: StackService = {
     const staging = `${home(ctx)}.partial`;
     removeQuietly(staging);
     mkdirSync(staging, { recursive: true });
-    await runTool("keycloak", "tar", ["-xzf", archive, "-C", staging, "--strip-components=1"]);
+    await runTool("keycloak", "tar", ["-xzf", archive, "-C", staging, "--strip-components=1"], { env: ctx.env });
     renameSync(staging, home(ctx));
     task.done(`Keycloak ${VERSIONS.keycloak}`);
   },
@@ -76,7 +76,7 @@ export const keycloak: StackService = {
 
   async probe(ctx) {
     const url = `${baseUrl(ctx)}/realms/master/.well-known/openid-configuration`;
-    const response = await fetch(url).catch(() => undefined);
+    const response = await fetch(url, { signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) }).catch(() => undefined);
     return response?.status === 200;
   },
 

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { StackContext, StackService } from "../context.ts";
 import { ensureGoBinary } from "../installers.ts";
-import { startServer } from "../start-server.ts";
+import { PROBE_TIMEOUT_MS, startServer } from "../start-server.ts";
 
 const TOOL = {
   name: "kube-apiserver",
@@ -69,11 +69,11 @@ export const kubeApiserver: StackService = {
   after: ["etcd"],
 
   async install(ctx, task) {
-    task.done(await ensureGoBinary(ctx.cacheDir, task, TOOL));
+    task.done(await ensureGoBinary(ctx, task, TOOL));
   },
 
   async start(ctx, task) {
-    const bin = await ensureGoBinary(ctx.cacheDir, task, TOOL);
+    const bin = await ensureGoBinary(ctx, task, TOOL);
     writeIdentity(ctx);
     const base = dir(ctx);
     task.update(1, "starting");
@@ -113,6 +113,7 @@ export const kubeApiserver: StackService = {
     const response = await fetch(`${server(ctx)}/readyz`, {
       headers: { authorization: `Bearer ${adminToken(ctx)}` },
       tls: { ca: readFileSync(caFile(ctx), "utf8") },
+      signal: AbortSignal.timeout(PROBE_TIMEOUT_MS),
     }).catch(() => undefined);
     return response?.status === 200;
   },

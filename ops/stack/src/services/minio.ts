@@ -10,9 +10,13 @@ import {
 import type { StackContext, StackService } from "../context.ts";
 import { StackError } from "../errors.ts";
 import { ensureGoBinary } from "../installers.ts";
-import { startServer } from "../start-server.ts";
+import { PROBE_TIMEOUT_MS, startServer } from "../start-server.ts";
 
-const MODULE_DIR = join(import.meta.dir, "..", "..", "..", "tools", "minio");
+const TOOL = {
+  name: "minio",
+  moduleDir: join(import.meta.dir, "..", "..", "..", "tools", "minio"),
+  pkg: "github.com/minio/minio",
+};
 const endpoint = (ctx: StackContext) => `http://127.0.0.1:${ctx.config.minio.port}`;
 
 export function stackS3Client(ctx: StackContext): S3Client {
@@ -58,21 +62,13 @@ export const minio: StackService = {
   after: [],
 
   async install(ctx, task) {
-    const bin = await ensureGoBinary(ctx.cacheDir, task, {
-      name: "minio",
-      moduleDir: MODULE_DIR,
-      pkg: "github.com/minio/minio",
-    });
+    const bin = await ensureGoBinary(ctx, task, TOOL);
     task.done(bin);
   },
 
   async start(ctx, task) {
     const { port, console_port, root_user, root_password, buckets, retention_days } = ctx.config.minio;
-    const bin = await ensureGoBinary(ctx.cacheDir, task, {
-      name: "minio",
-      moduleDir: MODULE_DIR,
-      pkg: "github.com/minio/minio",
-    });
+    const bin = await ensureGoBinary(ctx, task, TOOL);
     const data = join(ctx.stateDir, "minio", "data");
     mkdirSync(data, { recursive: true });
     task.update(1, "starting");
@@ -111,7 +107,9 @@ export const minio: StackService = {
   },
 
   async probe(ctx) {
-    const response = await fetch(`${endpoint(ctx)}/minio/health/ready`).catch(() => undefined);
+    const response = await fetch(`${endpoint(ctx)}/minio/health/ready`, {
+      signal: AbortSignal.timeout(PROBE_TIMEOUT_MS),
+    }).catch(() => undefined);
     return response?.status === 200;
   },
 

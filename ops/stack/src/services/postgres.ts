@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { SQL } from "bun";
 import type { StackContext, StackService } from "../context.ts";
@@ -53,8 +53,8 @@ export const postgres: StackService = {
   name: "postgres",
   after: [],
 
-  async install(_ctx, task) {
-    if (!pgBinDir()) await aptInstall(task, ["postgresql"]);
+  async install(ctx, task) {
+    if (!pgBinDir()) await aptInstall(ctx.env, task, ["postgresql"]);
     task.done(`PostgreSQL from Debian's packages at ${pgBinDir()}`);
   },
 
@@ -70,7 +70,7 @@ export const postgres: StackService = {
       const pwfile = `${data}.pw`;
       writeFileSync(pwfile, `${password}\n`, { mode: 0o600 });
       if (isRoot()) {
-        await runTool("postgres", "chown", ["postgres:postgres", data, pwfile]);
+        await runTool("postgres", "chown", ["postgres:postgres", data, pwfile], { env: ctx.env });
       }
       const [cmd, args] = asPgUser(join(bin, "initdb"), [
         "-D",
@@ -83,7 +83,12 @@ export const postgres: StackService = {
         "UTF8",
         "--locale=C",
       ]);
-      await runTool("postgres", cmd, args);
+      try {
+        await runTool("postgres", cmd, args, { env: ctx.env });
+      } finally {
+        // initdb has stored the password's hash; the plaintext file is not needed again.
+        rmSync(pwfile, { force: true });
+      }
     }
     task.update(2, "starting");
     const [cmd, args] = asPgUser(join(bin, "postgres"), [
@@ -120,7 +125,7 @@ export const postgres: StackService = {
     }
   },
 
-  externalData: (ctx) => (isRoot() ? [dataDir(ctx), `${dataDir(ctx)}.pw`] : []),
+  externalData: (ctx) => (isRoot() ? [dataDir(ctx)] : []),
 
   address: (ctx) => `postgres://127.0.0.1:${ctx.config.postgres.port}/${ctx.config.postgres.database}`,
 
