@@ -1,5 +1,6 @@
 export { waitFor } from "@svc/ops";
 export { rejectionOf, thrownBy } from "./src/errors.ts";
+export { createTestNamespace, type TestNamespace } from "./src/kube-namespace.ts";
 export { bucketPrefix, leaseName, randomName, realmUserName, topicName } from "./src/names.ts";
 export { type SeededRealm, seedTestRealm } from "./src/seeded-realm.ts";
 export { type StackEnv, stackEnv } from "./src/stack-env.ts";

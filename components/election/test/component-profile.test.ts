@@ -1,4 +1,5 @@
 import { expect, test } from "bun:test";
+import { thrownBy } from "@svc/testkit";
 import { type ComponentProfile, ElectionError, parseElectionBackend, SLOW_LEASE } from "../index.ts";
 
 const withElection: ComponentProfile = {
@@ -14,12 +15,8 @@ const withElection: ComponentProfile = {
 const withoutElection: ComponentProfile = { name: "endpoint", leaderDuties: [] };
 
 const codeOf = (run: () => unknown) => {
-  try {
-    run();
-  } catch (error) {
-    return error instanceof ElectionError ? `${error.code} ${error.field}` : String(error);
-  }
-  return "no error";
+  const error = thrownBy(run, ElectionError);
+  return `${error.code} ${error.field}`;
 };
 
 test("a supported backend parses; none given means the component's default", () => {

@@ -1,4 +1,5 @@
 import { expect, test } from "bun:test";
+import { thrownBy } from "@svc/testkit";
 import { ElectionError, FAST_LEASE, SLOW_LEASE, validateLeaseTimings } from "../index.ts";
 
 test("the spec's two timing sets are valid", () => {
@@ -19,13 +20,7 @@ test.each([
   ["renewDeadlineSeconds", { leaseDurationSeconds: 15, renewDeadlineSeconds: 2, retryPeriodSeconds: 2 }],
   ["retryPeriodSeconds", { leaseDurationSeconds: 15, renewDeadlineSeconds: 10, retryPeriodSeconds: 0 }],
 ])("unsafe timings are refused naming %s", (name, timings) => {
-  let error: unknown;
-  try {
-    validateLeaseTimings(timings, "backend.lease");
-  } catch (caught) {
-    error = caught;
-  }
-  expect(error).toBeInstanceOf(ElectionError);
-  expect((error as ElectionError).code).toBe("ELECTION_TIMINGS_INVALID");
-  expect((error as ElectionError).field).toBe(`backend.lease.${name}`);
+  const error = thrownBy(() => validateLeaseTimings(timings, "backend.lease"), ElectionError);
+  expect(error.code).toBe("ELECTION_TIMINGS_INVALID");
+  expect(error.field).toBe(`backend.lease.${name}`);
 });

@@ -3,7 +3,10 @@ import { BunFetchHttpLibrary, kubeTls } from "./bun-fetch-http.ts";
 
 export type ApiConstructor<T> = new (configuration: Configuration) => T;
 
-/** A kubeconfig file when a path is given, else the in-cluster service account, else the default locations. */
+/**
+ * The kubeconfig file at `path`; without one, client-node's default order: `$KUBECONFIG`, then `~/.kube/config`,
+ * then the in-cluster service account.
+ */
 export function loadKubeConfig(path?: string): KubeConfig {
   const kubeconfig = new KubeConfig();
   if (path) kubeconfig.loadFromFile(path);

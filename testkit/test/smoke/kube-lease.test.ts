@@ -1,16 +1,15 @@
 import { afterAll, expect, test } from "bun:test";
 import { CoordinationV1Api, CoreV1Api, PatchStrategy, setHeaderOptions, V1MicroTime } from "@kubernetes/client-node";
 import { loadKubeConfig, makeKubeClient } from "@svc/kube";
-import { leaseName, randomName, stackEnv } from "@svc/testkit";
+import { createTestNamespace, leaseName, randomName, stackEnv } from "@svc/testkit";
 
 const kubeconfig = loadKubeConfig(stackEnv().kubeconfig);
 const core = makeKubeClient(kubeconfig, CoreV1Api);
 const coordination = makeKubeClient(kubeconfig, CoordinationV1Api);
-const namespace = randomName("smoke");
-
-await core.createNamespace({ body: { metadata: { name: namespace } } });
+const testNamespace = await createTestNamespace(kubeconfig, "smoke");
+const namespace = testNamespace.name;
 afterAll(async () => {
-  await core.deleteNamespace({ name: namespace });
+  await testNamespace.remove();
 });
 
 test("a coordination.k8s.io/v1 Lease is created, renewed and read back", async () => {
@@ -51,4 +50,15 @@ test("a label is merge-patched onto a Pod object", async () => {
     setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
   );
   expect(patched.metadata?.labels).toEqual({ app: "smoke", "svc.ai/backend-leader": "true" });
+});
+
+test("a test namespace is really gone after remove (no controller-manager runs here)", async () => {
+  const scratch = await createTestNamespace(kubeconfig, "scratch");
+  await coordination.createNamespacedLease({
+    namespace: scratch.name,
+    body: { metadata: { name: leaseName() }, spec: { holderIdentity: "pod-a" } },
+  });
+  await scratch.remove();
+  const names = (await core.listNamespace()).items.map((n) => n.metadata?.name);
+  expect(names).not.toContain(scratch.name);
 });
