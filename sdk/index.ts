@@ -14,4 +14,12 @@ export { SDK_ERROR_CODES, SdkError, type SdkErrorCode } from "./src/errors.ts";
 export { toSdkError } from "./src/grpc-error.ts";
 export { type RefreshedTokens, refreshAccessToken } from "./src/refresh-access-token.ts";
 export { createClient, SvcClient } from "./src/svc-client.ts";
-export { TokenSource, type TokenSourceOptions } from "./src/token-source.ts";
+export {
+  EXPIRY_SKEW_MS,
+  MAX_TIMER_DELAY_MS,
+  RETRY_MAX_MS,
+  RETRY_MIN_MS,
+  type RenewalTimers,
+  TokenSource,
+  type TokenSourceOptions,
+} from "./src/token-source.ts";

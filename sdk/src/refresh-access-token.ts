@@ -18,6 +18,10 @@ export interface RefreshedTokens {
  * OAuth 2.0 `refresh_token` grant (RFC 6749 §6) against the IdP's token endpoint, form-encoded. A loopback
  * plain-HTTP IdP gets `X-Forwarded-Proto: https`, as the spec's local helper does (Keycloak otherwise answers
  * "HTTPS required" unless the realm allows HTTP).
+ *
+ * Not `refreshToken` from `@svc/token` on purpose: that one takes a Keycloak base URL + realm (the SDK takes any
+ * token endpoint URL), checks the realm roles of the seeded operator users (`@svc/idp-seed`) and throws
+ * TokenError; the SDK keeps the operators' CLI out of its runtime dependencies and throws SdkError codes.
  */
 export async function refreshAccessToken(request: RefreshRequest): Promise<RefreshedTokens> {
   const url = new URL(request.tokenEndpoint);

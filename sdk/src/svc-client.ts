@@ -54,8 +54,6 @@ export class SvcClient {
   readonly #main: Target;
   readonly #kms: Target | undefined;
   readonly #audit: AuditServiceClient;
-  /** Token checked by the last call's pre-flight; read by the secure channels' call credentials. */
-  #bearer: string | undefined;
   #closed = false;
 
   constructor(options: ClientOptions) {
@@ -152,7 +150,8 @@ export class SvcClient {
   }
 
   #target(settings: TargetSettings): Target {
-    const { credentials, options } = channelFor(settings, async () => this.#bearer);
+    // Secure channels ask the token source itself for each call's token (no copy shared between calls/targets).
+    const { credentials, options } = channelFor(settings, () => this.#tokens.current());
     const channel = new Channel(settings.address, credentials, options);
     const health = new HealthClient(settings.address, credentials, { channelOverride: channel });
     return { settings, credentials, channel, health };
@@ -164,8 +163,8 @@ export class SvcClient {
 
   async #unary<Req, Res>(target: Target, method: UnaryMethod<Req, Res>, request: Req): Promise<Res> {
     this.#assertOpen();
+    // Pre-flight: renewal and token failures surface here with their SdkError code, before the call starts.
     const token = await this.#tokens.current();
-    this.#bearer = token;
     const metadata = new Metadata();
     if (this.#options.tenantId !== undefined) metadata.set("x-tenant-id", this.#options.tenantId);
     // Secure channels add the header through their call credentials; insecure ones cannot carry call credentials.

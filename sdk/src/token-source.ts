@@ -10,9 +10,35 @@ export interface TokenSourceOptions {
   clientId: string;
   renewBeforeSeconds: number;
   onTokensRenewed?: ((tokens: RenewedTokens) => void) | undefined;
-  /** Clock in milliseconds (tests of the schedule pass their own). */
+  /** Clock in milliseconds since the epoch (tests of the schedule pass their own). Default `Date.now`. */
   now?: () => number;
+  /** False: no timer, renew only on demand in `current()` (tests of the on-demand path). Default true. */
+  backgroundRenewal?: boolean;
+  /** Arms the renewal timer (tests of the schedule pass their own). Default `setTimeout`, unref'd. */
+  timers?: RenewalTimers;
 }
+
+export interface RenewalTimers {
+  set(run: () => void, delayMs: number): unknown;
+  clear(handle: unknown): void;
+}
+
+const REAL_TIMERS: RenewalTimers = {
+  set(run, delayMs) {
+    const handle = setTimeout(run, delayMs);
+    handle.unref?.();
+    return handle;
+  },
+  clear: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+};
+
+/** An access token is used only while it is valid for at least this long (clock skew, time in flight). */
+export const EXPIRY_SKEW_MS = 5_000;
+/** Longest delay `setTimeout` takes (2^31 - 1 ms, about 24.8 days); a longer one fires after 1 ms. */
+export const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
+/** Retries of a failed renewal, while the access token is still valid: 1 s, 2 s, 4 s, ... at most 60 s apart. */
+export const RETRY_MIN_MS = 1_000;
+export const RETRY_MAX_MS = 60_000;
 
 interface Times {
   /** Expiry in ms since the epoch, undefined when the token carries no readable `exp`. */
@@ -39,25 +65,39 @@ function readTimes(token: string, renewBeforeSeconds: number, nowMs: number): Ti
   return { expiresAt: exp * 1000, renewAt: (exp - before) * 1000 };
 }
 
+function asSdkError(error: unknown): SdkError {
+  return error instanceof SdkError
+    ? error
+    : new SdkError("SDK_REFRESH_FAILED", `token renewal failed: ${String(error)}`, {}, { cause: error });
+}
+
 /**
  * Holds the access and refresh tokens and renews the access token before it expires: an unref'd timer fires at
- * `exp - min(renew_before_seconds, lifetime / 2)`, and every call checks the same deadline on demand. A failed
- * background renewal is kept and thrown by the next `current()` call.
+ * `exp - min(renew_before_seconds, lifetime / 2)`, and every call checks the same deadline on demand.
+ *
+ * A failed renewal does not fail calls while the access token is still valid (until `exp - EXPIRY_SKEW_MS`):
+ * `current()` keeps returning it and renewal is retried with a bounded backoff (`RETRY_MIN_MS` doubling up to
+ * `RETRY_MAX_MS`, by the timer and by calls, one request at a time). Once the access token is no longer valid,
+ * every call renews first and a failure is thrown (`SDK_REFRESH_FAILED`, `SDK_REFRESH_TOKEN_EXPIRED`).
  */
 export class TokenSource {
   #access: string | undefined;
   #refresh: string | undefined;
   #times: Times = { expiresAt: undefined, renewAt: undefined };
-  #pending: SdkError | undefined;
+  /** Failed renewals since the last success, and when the next attempt is due (backoff). */
+  #failures = 0;
+  #retryAt: number | undefined;
   #inFlight: Promise<void> | undefined;
-  #timer: ReturnType<typeof setTimeout> | undefined;
+  #timer: unknown;
   #closed = false;
   readonly #options: TokenSourceOptions;
   readonly #now: () => number;
+  readonly #timers: RenewalTimers;
 
   constructor(options: TokenSourceOptions) {
     this.#options = options;
     this.#now = options.now ?? Date.now;
+    this.#timers = options.timers ?? REAL_TIMERS;
     this.#access = options.accessToken;
     this.#refresh = options.refreshToken;
     if (this.#access !== undefined) this.#adopt(this.#access);
@@ -70,37 +110,51 @@ export class TokenSource {
 
   /** The access token to send now (renewing first when due), or undefined without credentials. */
   async current(): Promise<string | undefined> {
-    if (this.#pending) {
-      const error = this.#pending;
-      this.#pending = undefined;
-      throw error;
-    }
     if (!this.hasCredentials) return undefined;
-    const now = this.#now();
-    const due = this.#access === undefined || (this.#times.renewAt !== undefined && now >= this.#times.renewAt);
-    if (due && this.#refresh !== undefined) {
+    if (this.#access === undefined) {
       await this.renew();
-    } else if (this.#times.expiresAt !== undefined && now >= this.#times.expiresAt) {
-      throw new SdkError(
-        "SDK_ACCESS_TOKEN_EXPIRED",
-        "the access token has expired and no refresh_token was given; obtain a new access token",
-        { field: "access_token" },
-      );
+      return this.#access;
     }
+    const now = this.#now();
+    const { renewAt, expiresAt } = this.#times;
+    if (renewAt === undefined || now < renewAt) return this.#access;
+    if (this.#refresh === undefined) {
+      if (expiresAt !== undefined && now >= expiresAt) {
+        throw new SdkError(
+          "SDK_ACCESS_TOKEN_EXPIRED",
+          "the access token has expired and no refresh_token was given; obtain a new access token",
+          { field: "access_token" },
+        );
+      }
+      return this.#access;
+    }
+    if (expiresAt !== undefined && now < expiresAt - EXPIRY_SKEW_MS) {
+      // Still valid: renew when allowed by the backoff, and keep the current token if that fails.
+      const backingOff = this.#retryAt !== undefined && now < this.#retryAt;
+      if (this.#inFlight === undefined && backingOff) return this.#access;
+      await this.renew().catch(() => undefined);
+      return this.#access;
+    }
+    await this.renew();
     return this.#access;
   }
 
-  /** Renews the access token now with the refresh token (one request at a time). */
+  /** Renews the access token now with the refresh token (one request at a time); a failure is thrown. */
   renew(): Promise<void> {
-    this.#inFlight ??= this.#renewOnce().finally(() => {
-      this.#inFlight = undefined;
-    });
+    this.#inFlight ??= this.#renewOnce()
+      .catch((error: unknown) => {
+        this.#failed();
+        throw asSdkError(error);
+      })
+      .finally(() => {
+        this.#inFlight = undefined;
+      });
     return this.#inFlight;
   }
 
   close(): void {
     this.#closed = true;
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    if (this.#timer !== undefined) this.#timers.clear(this.#timer);
     this.#timer = undefined;
   }
 
@@ -126,9 +180,19 @@ export class TokenSource {
       refreshToken: refresh,
     });
     if (this.#closed) return;
+    this.#failures = 0;
+    this.#retryAt = undefined;
     this.#refresh = tokens.refreshToken;
     this.#adopt(tokens.accessToken);
     this.#options.onTokensRenewed?.({ accessToken: tokens.accessToken, refreshToken: tokens.refreshToken });
+  }
+
+  /** Records a failed renewal: the next attempt waits 1 s, 2 s, 4 s, ... (at most RETRY_MAX_MS). */
+  #failed(): void {
+    this.#failures += 1;
+    const backoff = Math.min(RETRY_MAX_MS, RETRY_MIN_MS * 2 ** Math.min(this.#failures - 1, 30));
+    this.#retryAt = this.#now() + backoff;
+    this.#schedule();
   }
 
   #adopt(access: string): void {
@@ -137,20 +201,28 @@ export class TokenSource {
     this.#schedule();
   }
 
+  /**
+   * Arms the timer for the next renewal: at `renewAt`, or after a failure at the backoff's retry time while the
+   * access token is still valid (after that, calls renew on demand and report failures).
+   */
   #schedule(): void {
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    if (this.#timer !== undefined) this.#timers.clear(this.#timer);
     this.#timer = undefined;
-    if (this.#closed || this.#refresh === undefined || this.#times.renewAt === undefined) return;
-    const delay = Math.max(0, this.#times.renewAt - this.#now());
-    this.#timer = setTimeout(() => {
+    const { renewAt, expiresAt } = this.#times;
+    if (this.#closed || this.#options.backgroundRenewal === false) return;
+    if (this.#refresh === undefined || renewAt === undefined) return;
+    const at = Math.max(renewAt, this.#retryAt ?? renewAt);
+    if (this.#failures > 0 && expiresAt !== undefined && at >= expiresAt - EXPIRY_SKEW_MS) return;
+    // setTimeout cannot wait longer than MAX_TIMER_DELAY_MS; a timer that fires before `at` re-arms.
+    const delay = Math.min(MAX_TIMER_DELAY_MS, Math.max(0, at - this.#now()));
+    this.#timer = this.#timers.set(() => {
       this.#timer = undefined;
-      this.renew().catch((error: unknown) => {
-        this.#pending =
-          error instanceof SdkError
-            ? error
-            : new SdkError("SDK_REFRESH_FAILED", `token renewal failed: ${String(error)}`, {}, { cause: error });
-      });
+      if (this.#now() < at) {
+        this.#schedule();
+        return;
+      }
+      // A failure is recorded by renew() (which schedules the retry); calls report it once the token expires.
+      this.renew().catch(() => undefined);
     }, delay);
-    this.#timer.unref?.();
   }
 }

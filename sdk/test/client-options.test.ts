@@ -2,16 +2,11 @@ import { expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { thrownBy } from "@svc/testkit";
 import { resolveClientOptions, SdkError } from "../index.ts";
 
 function failure(input: unknown): SdkError {
-  try {
-    resolveClientOptions(input);
-  } catch (error) {
-    if (error instanceof SdkError) return error;
-    throw error;
-  }
-  throw new Error("expected the options to be rejected");
+  return thrownBy(() => resolveClientOptions(input), SdkError);
 }
 
 test("defaults: secure follows the token, kms_secure is true, client_id svc-cli, realm svc", () => {
@@ -27,6 +22,13 @@ test("defaults: secure follows the token, kms_secure is true, client_id svc-cli,
   expect(withToken.renewBeforeSeconds).toBe(60);
   expect(withToken.tokenEndpoint).toBe("http://localhost:8082/realms/svc/protocol/openid-connect/token");
   expect(resolveClientOptions({ address: "[::1]:50050" }).main.secure).toBe(false);
+});
+
+test("plain HTTP is accepted for every loopback IdP host, *.localhost included", () => {
+  for (const idpUrl of ["http://127.0.0.2:8082", "http://[::1]:8082", "http://idp.localhost:8082"]) {
+    const resolved = resolveClientOptions({ address: "127.0.0.1:50050", idp: { idp_url: idpUrl } });
+    expect(resolved.tokenEndpoint).toBe(`${idpUrl}/realms/svc/protocol/openid-connect/token`);
+  }
 });
 
 test.each([

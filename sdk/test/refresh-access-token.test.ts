@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { rejectionOf } from "@svc/testkit";
 import { decodeJwt } from "jose";
 import { refreshAccessToken, SdkError } from "../index.ts";
 import { createTestRealm, type TestRealm } from "./support/keycloak-realm.ts";
@@ -12,16 +13,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await realm?.remove();
 });
-
-async function failure(promise: Promise<unknown>): Promise<SdkError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof SdkError) return error;
-    throw error;
-  }
-  throw new Error("expected a failure");
-}
 
 test("the refresh_token grant returns a new access token for the same user", async () => {
   const tokens = await realm.issueTokens();
@@ -63,15 +54,18 @@ test("a loopback plain-HTTP IdP gets X-Forwarded-Proto: https and a form-encoded
       refresh_token: "r1",
     });
   } finally {
-    idp.stop(true);
+    await idp.stop(true);
   }
 });
 
 test("an IdP that is not listening: SDK_REFRESH_FAILED, retryable", async () => {
   const idp = Bun.serve({ port: 0, fetch: () => new Response("") });
   const endpoint = `http://127.0.0.1:${idp.port}/t`;
-  idp.stop(true);
-  const error = await failure(refreshAccessToken({ tokenEndpoint: endpoint, clientId: "svc-cli", refreshToken: "r" }));
+  await idp.stop(true);
+  const error = await rejectionOf(
+    refreshAccessToken({ tokenEndpoint: endpoint, clientId: "svc-cli", refreshToken: "r" }),
+    SdkError,
+  );
   expect(error.code).toBe("SDK_REFRESH_FAILED");
   expect(error.canRetry).toBe(true);
 });
@@ -79,11 +73,12 @@ test("an IdP that is not listening: SDK_REFRESH_FAILED, retryable", async () => 
 test("a 200 answer without access_token (not JSON) is a failed refresh", async () => {
   const idp = Bun.serve({ port: 0, fetch: () => new Response("<html>proxy</html>") });
   try {
-    const error = await failure(
+    const error = await rejectionOf(
       refreshAccessToken({ tokenEndpoint: `http://127.0.0.1:${idp.port}/t`, clientId: "svc-cli", refreshToken: "r" }),
+      SdkError,
     );
     expect(error.code).toBe("SDK_REFRESH_FAILED");
   } finally {
-    idp.stop(true);
+    await idp.stop(true);
   }
 });

@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { status } from "@grpc/grpc-js";
 import { ExportFormat, HealthCheckResponse_ServingStatus } from "@svc/proto";
-import { rejectionOf } from "@svc/testkit";
+import { rejectionOf, waitFor } from "@svc/testkit";
 import { createClient, SdkError, type SvcClient } from "../index.ts";
+import { startCountingIdp } from "./support/counting-idp.ts";
+import { startHoldProxy } from "./support/hold-proxy.ts";
 import { makePki, type TestPki } from "./support/pki.ts";
 import { startTestServer, type TestServer } from "./support/test-server.ts";
 
@@ -131,6 +133,37 @@ describe("connection security", () => {
       expect(await codeOf(client.connect(300))).toBe("SDK_UNAVAILABLE");
       expect(await codeOf(client.health())).toBe("SDK_UNAVAILABLE");
     });
+  });
+});
+
+describe("call credentials", () => {
+  test("a secure call takes its bearer token from the token source when it is sent, not from a copy", async () => {
+    const idp = startCountingIdp({ answer: () => Response.json({ access_token: "renewed-token" }) });
+    // The proxy holds the TCP connection: the call has passed its pre-flight but cannot send yet.
+    const proxy = await startHoldProxy(tls.port);
+    const client = createClient({
+      address: `127.0.0.1:${proxy.port}`,
+      access_token: "first-token",
+      refresh_token: "opaque-refresh",
+      ca_cert: pki.caCert,
+      idp: { token_endpoint: idp.tokenEndpoint },
+    });
+    try {
+      const call = client.health();
+      await waitFor("the call's connection", async () => (proxy.accepted > 0 ? true : undefined), {
+        timeoutMs: 5000,
+        intervalMs: 10,
+      });
+      await client.renewAccessToken();
+      proxy.release();
+      expect((await call).status).toBe(HealthCheckResponse_ServingStatus.SERVING);
+      expect(tls.seen.at(-1)?.authorization).toBe("Bearer renewed-token");
+      expect(idp.requests).toHaveLength(1);
+    } finally {
+      client.close();
+      await proxy.stop();
+      await idp.stop();
+    }
   });
 });
 
