@@ -2,6 +2,13 @@ export { AdminClient, type AdminCredentials } from "./src/admin-client.ts";
 export { parseSeedConfig, SEED_DEFAULTS, type SeedOptions } from "./src/config.ts";
 export { IDP_SEED_ERROR_CODES, IdpSeedError, type IdpSeedErrorCode } from "./src/errors.ts";
 export {
+  IDP_ENDPOINT_DEFAULTS,
+  type IdpEndpoint,
+  type IdpEndpointEnv,
+  IdpEndpointEnvSchema,
+  parseIdpEndpoint,
+} from "./src/idp-endpoint.ts";
+export {
   AUDIT_SCOPES,
   SEED_ROLES,
   SEED_USERS,

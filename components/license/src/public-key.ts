@@ -19,8 +19,26 @@ function algorithmOf(key: KeyObject): LicenseAlgorithm | undefined {
   return undefined;
 }
 
+/** Any PEM private key label: `PRIVATE KEY` (PKCS#8), `RSA` / `EC` / `DSA` / `OPENSSH PRIVATE KEY`, `ENCRYPTED ...`. */
+const PRIVATE_PEM = /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----/;
+
+/**
+ * `createPublicKey` happily derives the public half from a private PEM or JWK, so a private key must be refused
+ * before it: the license private key signs licenses and must never sit on a service host.
+ */
+function isPrivateKey(source: string | JWK): boolean {
+  return typeof source === "string" ? PRIVATE_PEM.test(source) : source.d !== undefined;
+}
+
 /** Imports the license public key (SPKI PEM or JWK) and fixes the algorithm it verifies. */
 export async function importLicenseKey(source: string | JWK, where: string): Promise<LicenseKey> {
+  if (isPrivateKey(source)) {
+    throw new LicenseError(
+      "LICENSE_KEY_INVALID",
+      `the license key ${where} is a private key; configure the license PUBLIC key (and keep the private key off this host)`,
+      where,
+    );
+  }
   let parsed: KeyObject;
   try {
     parsed =
@@ -31,9 +49,6 @@ export async function importLicenseKey(source: string | JWK, where: string): Pro
     throw new LicenseError("LICENSE_KEY_INVALID", `the license public key ${where} is not a valid public key`, where, {
       cause,
     });
-  }
-  if (parsed.type !== "public") {
-    throw new LicenseError("LICENSE_KEY_INVALID", `the license public key ${where} is not a public key`, where);
   }
   const algorithm = algorithmOf(parsed);
   if (!algorithm) {

@@ -111,11 +111,9 @@ export async function verifyLicense(options: VerifyLicenseOptions): Promise<Lice
   } catch (error) {
     throw mapJoseError(error, path);
   }
-  const exp = payload.exp;
-  if (typeof exp !== "number") {
-    throw new LicenseError("LICENSE_MALFORMED", `the license ${path} has no exp claim`, path);
-  }
-  const expiresAt = new Date(exp * 1000);
+  // requiredClaims ["exp"] makes jwtVerify refuse a missing exp, and jose refuses a non-numeric one (both
+  // LICENSE_MALFORMED via mapJoseError), so exp is a number here.
+  const expiresAt = new Date((payload.exp as number) * 1000);
   const msLeft = expiresAt.getTime() - now.getTime();
   const daysLeft = Math.floor(msLeft / DAY_MS);
   const license: License = { subject: payload.sub ?? "", expiresAt, daysLeft, claims: payload };

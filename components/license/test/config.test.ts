@@ -1,4 +1,5 @@
 import { expect, test } from "bun:test";
+import { thrownBy } from "@svc/testkit";
 import { LicenseError, parseLicenseConfig } from "../index.ts";
 
 test("SVC_LICENSE_FILE defaults to token.jwt; other variables are ignored", () => {
@@ -16,12 +17,7 @@ test.each([
   [{ SVC_LICENSE_PUBLIC_KEY_FILE: "" }, "SVC_LICENSE_PUBLIC_KEY_FILE"],
   [{ SVC_LICENSE_FILE: "", SVC_LICENSE_PUBLIC_KEY_FILE: "k.pem" }, "SVC_LICENSE_FILE"],
 ])("%j is rejected naming %s", (env, field) => {
-  try {
-    parseLicenseConfig(env);
-    throw new Error("expected a config error");
-  } catch (error) {
-    expect(error).toBeInstanceOf(LicenseError);
-    expect((error as LicenseError).code).toBe("LICENSE_CONFIG_INVALID");
-    expect((error as LicenseError).path).toBe(field);
-  }
+  const error = thrownBy(() => parseLicenseConfig(env), LicenseError);
+  expect(error.code).toBe("LICENSE_CONFIG_INVALID");
+  expect(error.path).toBe(field);
 });

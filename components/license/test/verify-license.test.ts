@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { KeyObject } from "node:crypto";
 import { join } from "node:path";
+import { rejectionOf } from "@svc/testkit";
+import { exportPKCS8 } from "jose";
 import { LicenseError, verifyLicense } from "../index.ts";
 import { captureLogger, DAY, type Fixture, makeFixture, NOW, NOW_S } from "./support/license-fixture.ts";
 
@@ -11,14 +14,15 @@ beforeAll(async () => {
 
 afterAll(() => fx?.remove());
 
-async function failure(promise: Promise<unknown>): Promise<LicenseError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof LicenseError) return error;
-    throw error;
+const failure = (promise: Promise<unknown>) => rejectionOf(promise, LicenseError);
+
+/** The fixture's private key as PEM of the given kind (what an operator might paste by mistake). */
+function privatePem(key: CryptoKey, kind: "pkcs1" | "sec1" | "encrypted"): string {
+  const object = KeyObject.from(key);
+  if (kind === "encrypted") {
+    return String(object.export({ type: "pkcs8", format: "pem", cipher: "aes-256-cbc", passphrase: "license-test" }));
   }
-  throw new Error("expected a license failure");
+  return String(object.export({ type: kind, format: "pem" }));
 }
 
 describe("verifyLicense", () => {
@@ -147,6 +151,14 @@ describe("verifyLicense", () => {
     expect(error.code).toBe("LICENSE_MALFORMED");
   });
 
+  test("an exp that is not a number: LICENSE_MALFORMED", async () => {
+    const path = await fx.writeLicense("strexp.jwt", { exp: String(NOW_S + 90 * DAY) as never });
+    const error = await failure(
+      verifyLicense({ path, publicKeyPem: fx.publicKeyPem, now: NOW, logger: captureLogger().logger }),
+    );
+    expect(error.code).toBe("LICENSE_MALFORMED");
+  });
+
   test("a license with nbf in the future: LICENSE_NOT_YET_VALID", async () => {
     const path = await fx.writeLicense("nbf.jwt", { nbf: NOW_S + DAY, exp: NOW_S + 90 * DAY });
     const error = await failure(
@@ -174,5 +186,47 @@ describe("verifyLicense", () => {
       verifyLicense({ path, publicKeyPem: await exportSPKI(p384.publicKey), now: NOW, logger: captureLogger().logger }),
     );
     expect(error.code).toBe("LICENSE_KEY_INVALID");
+  });
+
+  describe("the license PRIVATE key is refused as the verification key, even for a license it signed", () => {
+    test("PKCS#8 PEM (BEGIN PRIVATE KEY), given as text or as the key file", async () => {
+      const path = await fx.writeLicense("priv-pkcs8.jwt", { exp: NOW_S + 90 * DAY });
+      const pem = await exportPKCS8(fx.privateKey);
+      const { logger } = captureLogger();
+      const asText = await failure(verifyLicense({ path, publicKeyPem: pem, now: NOW, logger }));
+      expect(asText.code).toBe("LICENSE_KEY_INVALID");
+      const keyFile = fx.write("license.key.pem", pem);
+      const asFile = await failure(verifyLicense({ path, publicKeyFile: keyFile, now: NOW, logger }));
+      expect(asFile.code).toBe("LICENSE_KEY_INVALID");
+      expect(asFile.path).toBe(keyFile);
+    });
+
+    test.each([
+      ["RS256", "pkcs1"],
+      ["ES256", "sec1"],
+      ["ES256", "encrypted"],
+    ] as const)("%s key as %s PEM (RSA / EC / ENCRYPTED PRIVATE KEY)", async (alg, kind) => {
+      const own = await makeFixture(alg);
+      try {
+        const path = await own.writeLicense("priv.jwt", { exp: NOW_S + 90 * DAY });
+        const pem = privatePem(own.privateKey, kind);
+        expect(pem).toMatch(/-----BEGIN (RSA |EC |ENCRYPTED )PRIVATE KEY-----/);
+        const error = await failure(
+          verifyLicense({ path, publicKeyPem: pem, now: NOW, logger: captureLogger().logger }),
+        );
+        expect(error.code).toBe("LICENSE_KEY_INVALID");
+      } finally {
+        own.remove();
+      }
+    });
+
+    test("a JWK with the private member d", async () => {
+      expect(fx.privateKeyJwk.d).toBeDefined();
+      const path = await fx.writeLicense("priv-jwk.jwt", { exp: NOW_S + 90 * DAY });
+      const error = await failure(
+        verifyLicense({ path, publicKeyJwk: fx.privateKeyJwk, now: NOW, logger: captureLogger().logger }),
+      );
+      expect(error.code).toBe("LICENSE_KEY_INVALID");
+    });
   });
 });

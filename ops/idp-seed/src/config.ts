@@ -1,15 +1,15 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { IdpSeedError } from "./errors.ts";
+import { IDP_ENDPOINT_DEFAULTS, parseIdpEndpoint } from "./idp-endpoint.ts";
 
 const NonEmpty = Type.String({ minLength: 1 });
 
-/** The seed's environment (spec: "Recommended rotation" and "Identity and access records"). Other keys are ignored. */
+/**
+ * The seed's own environment (spec: "Recommended rotation" and "Identity and access records"), next to the IdP
+ * endpoint variables of `IdpEndpointEnvSchema`. Other keys are ignored.
+ */
 export const SeedEnvSchema = Type.Object({
-  IDP_URL: Type.Optional(Type.String({ pattern: "^https?://[^/]+(/.*)?$" })),
-  IDP_PORT: Type.Optional(Type.String({ pattern: "^[0-9]{1,5}$" })),
-  IDP_REALM: Type.Optional(Type.String({ pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]*$" })),
-  IDP_CLIENT_ID: Type.Optional(NonEmpty),
   IDP_BOOTSTRAP_ADMIN_USER: Type.Optional(NonEmpty),
   IDP_BOOTSTRAP_ADMIN_PASSWORD: NonEmpty,
   IDP_LOCAL_USER_PASSWORD: NonEmpty,
@@ -30,15 +30,14 @@ export interface SeedOptions {
 }
 
 export const SEED_DEFAULTS = {
-  port: 8082,
-  realm: "svc",
-  clientId: "svc-cli",
+  ...IDP_ENDPOINT_DEFAULTS,
   adminUser: "idpadmin",
   tenantId: "tenant-local",
 } as const;
 
 /** Parses the seed's options from an environment object; a bad or missing value names its variable. */
 export function parseSeedConfig(env: Record<string, string | undefined>): SeedOptions {
+  const endpoint = parseIdpEndpoint(env);
   const picked: Record<string, string> = {};
   for (const key of Object.keys(SeedEnvSchema.properties)) {
     const value = env[key];
@@ -50,14 +49,8 @@ export function parseSeedConfig(env: Record<string, string | undefined>): SeedOp
     throw new IdpSeedError("IDP_SEED_CONFIG_INVALID", `${field}: ${first.message}`, { subject: field });
   }
   const valid = picked as SeedEnv;
-  const port = valid.IDP_PORT === undefined ? SEED_DEFAULTS.port : Number(valid.IDP_PORT);
-  if (port < 1 || port > 65535) {
-    throw new IdpSeedError("IDP_SEED_CONFIG_INVALID", "IDP_PORT: expected 1..65535", { subject: "IDP_PORT" });
-  }
   return {
-    url: (valid.IDP_URL ?? `http://127.0.0.1:${port}`).replace(/\/+$/, ""),
-    realm: valid.IDP_REALM ?? SEED_DEFAULTS.realm,
-    clientId: valid.IDP_CLIENT_ID ?? SEED_DEFAULTS.clientId,
+    ...endpoint,
     adminUser: valid.IDP_BOOTSTRAP_ADMIN_USER ?? SEED_DEFAULTS.adminUser,
     adminPassword: valid.IDP_BOOTSTRAP_ADMIN_PASSWORD,
     userPassword: valid.IDP_LOCAL_USER_PASSWORD,

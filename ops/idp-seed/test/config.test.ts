@@ -1,16 +1,10 @@
 import { expect, test } from "bun:test";
-import { type IdpSeedError, parseSeedConfig } from "../index.ts";
+import { thrownBy } from "@svc/testkit";
+import { IdpSeedError, parseSeedConfig } from "../index.ts";
 
 const required = { IDP_BOOTSTRAP_ADMIN_PASSWORD: "admin-pw", IDP_LOCAL_USER_PASSWORD: "user-pw" };
 
-function configError(env: Record<string, string | undefined>): IdpSeedError {
-  try {
-    parseSeedConfig(env);
-  } catch (error) {
-    return error as IdpSeedError;
-  }
-  throw new Error("expected the config to be refused");
-}
+const configError = (env: Record<string, string | undefined>) => thrownBy(() => parseSeedConfig(env), IdpSeedError);
 
 test("defaults follow the spec: port 8082, realm svc, client svc-cli, admin idpadmin", () => {
   expect(parseSeedConfig({ ...required, HOME: "/ignored" })).toEqual({

@@ -1,5 +1,5 @@
 import { stackEnv } from "@svc/testkit";
-import type { SeedOptions } from "../index.ts";
+import { AdminClient, type SeedOptions } from "../index.ts";
 
 export const { idp } = stackEnv();
 
@@ -15,35 +15,12 @@ export function seedOptions(realm: string, userPassword: string): SeedOptions {
   };
 }
 
-/** A token of the master realm's bootstrap admin. */
-export async function adminToken(): Promise<string> {
-  const grant = await tokenRequest("master", {
-    grant_type: "password",
-    client_id: "admin-cli",
-    username: idp.adminUser,
-    password: idp.adminPassword,
-  });
-  if (grant.status !== 200) throw new Error(`admin login: ${JSON.stringify(grant.body)}`);
-  return String(grant.body.access_token);
-}
+/** The admin REST client of the master realm's bootstrap admin (paths below `/admin/realms`). */
+export const admin = new AdminClient({ url: idp.url, adminUser: idp.adminUser, adminPassword: idp.adminPassword });
 
-/** An admin REST call below `/admin/realms`; throws on a non-2xx answer. */
-export async function admin(method: string, path: string, body?: unknown): Promise<Response> {
-  const response = await fetch(`${idp.url}/admin/realms${path}`, {
-    method,
-    headers: { authorization: `Bearer ${await adminToken()}`, "content-type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
-  return response;
-}
-
+/** Deletes a realm; one that is already gone is fine. */
 export async function deleteRealm(realm: string): Promise<void> {
-  const response = await fetch(`${idp.url}/admin/realms/${realm}`, {
-    method: "DELETE",
-    headers: { authorization: `Bearer ${await adminToken()}` },
-  });
-  if (!response.ok && response.status !== 404) throw new Error(`delete realm ${realm}: ${response.status}`);
+  await admin.call("DELETE", `/${realm}`, undefined, true);
 }
 
 export async function tokenRequest(realm: string, fields: Record<string, string>) {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { randomName, realmUserName } from "@svc/testkit";
-import { type IdpSeedError, seedRealm } from "../index.ts";
+import { randomName, realmUserName, rejectionOf } from "@svc/testkit";
+import { IdpSeedError, seedRealm } from "../index.ts";
 import { admin, claims, deleteRealm, passwordGrant, seedOptions, tokenRequest } from "./helpers.ts";
 
 const realms: string[] = [];
@@ -20,20 +20,13 @@ function normalized(value: unknown): unknown {
 
 async function snapshot(name: string) {
   const exported = await (
-    await admin("POST", `/${name}/partial-export?exportClients=true&exportGroupsAndRoles=true`)
-  ).json();
-  const users = await (await admin("GET", `/${name}/users?briefRepresentation=false&max=100`)).json();
+    await admin.call("POST", `/${name}/partial-export?exportClients=true&exportGroupsAndRoles=true`)
+  )?.json();
+  const users = await admin.getList(`/${name}/users?briefRepresentation=false&max=100`);
   return normalized({ exported, users });
 }
 
-async function seedError(promise: Promise<unknown>): Promise<IdpSeedError> {
-  const error = (await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  )) as IdpSeedError | undefined;
-  if (!error) throw new Error("expected the seed to fail");
-  return error;
-}
+const seedError = (promise: Promise<unknown>) => rejectionOf(promise, IdpSeedError);
 
 beforeAll(async () => {
   realms.push(realm);
@@ -108,13 +101,13 @@ describe("seedRealm", () => {
   });
 
   test("drift is repaired: a removed role, a pending required action and a changed client are put back", async () => {
-    const [ops] = (await (await admin("GET", `/${realm}/users?username=ops&exact=true`)).json()) as { id: string }[];
+    const [ops] = await admin.getList<{ id: string }>(`/${realm}/users?username=ops&exact=true`);
     if (!ops) throw new Error("no ops user");
-    const role = await (await admin("GET", `/${realm}/roles/ops`)).json();
-    await admin("DELETE", `/${realm}/users/${ops.id}/role-mappings/realm`, [role]);
-    await admin("PUT", `/${realm}/users/${ops.id}`, { requiredActions: ["UPDATE_PASSWORD"] });
-    const [client] = (await (await admin("GET", `/${realm}/clients?clientId=svc-cli`)).json()) as { id: string }[];
-    await admin("PUT", `/${realm}/clients/${client?.id}`, { clientId: "svc-cli", directAccessGrantsEnabled: false });
+    const role = await admin.get(`/${realm}/roles/ops`);
+    await admin.delete(`/${realm}/users/${ops.id}/role-mappings/realm`, [role]);
+    await admin.put(`/${realm}/users/${ops.id}`, { requiredActions: ["UPDATE_PASSWORD"] });
+    const [client] = await admin.getList<{ id: string }>(`/${realm}/clients?clientId=svc-cli`);
+    await admin.put(`/${realm}/clients/${client?.id}`, { clientId: "svc-cli", directAccessGrantsEnabled: false });
 
     const report = await seedRealm(seedOptions(realm, password));
     expect(report.updated).toEqual(expect.arrayContaining(["client svc-cli", "user ops", "realm-roles ops: ops"]));
@@ -148,17 +141,30 @@ describe("seedRealm", () => {
   });
 
   test("an IdP that does not answer fails with IDP_UNREACHABLE", async () => {
-    const server = Bun.serve({ port: 0, fetch: () => new Response("") });
-    const port = server.port;
-    await server.stop(true);
-    const error = await seedError(seedRealm({ ...seedOptions(realm, password), url: `http://127.0.0.1:${port}` }));
-    expect(error.code).toBe("IDP_UNREACHABLE");
+    // A listener that accepts and hangs up at once: no HTTP answer, and no closed port another process could take.
+    const listener = Bun.listen({
+      hostname: "127.0.0.1",
+      port: 0,
+      socket: {
+        open(socket) {
+          socket.end();
+        },
+        data() {},
+      },
+    });
+    try {
+      const url = `http://127.0.0.1:${listener.port}`;
+      const error = await seedError(seedRealm({ ...seedOptions(realm, password), url }));
+      expect(error.code).toBe("IDP_UNREACHABLE");
+    } finally {
+      listener.stop(true);
+    }
   });
 
   test("an admin without admin rights fails with IDP_ADMIN_REQUEST_FAILED", async () => {
     const username = realmUserName("seed-noadmin");
     const noAdminPassword = randomName("pw");
-    await admin("POST", "/master/users", {
+    await admin.post("/master/users", {
       username,
       enabled: true,
       email: `${username}@example.test`,
@@ -168,9 +174,7 @@ describe("seedRealm", () => {
       requiredActions: [],
       credentials: [{ type: "password", value: noAdminPassword, temporary: false }],
     });
-    const [user] = (await (await admin("GET", `/master/users?username=${username}&exact=true`)).json()) as {
-      id: string;
-    }[];
+    const [user] = await admin.getList<{ id: string }>(`/master/users?username=${username}&exact=true`);
     try {
       const error = await seedError(
         seedRealm({
@@ -182,7 +186,7 @@ describe("seedRealm", () => {
       expect(error.code).toBe("IDP_ADMIN_REQUEST_FAILED");
       expect(error.status).toBe(403);
     } finally {
-      await admin("DELETE", `/master/users/${user?.id}`);
+      await admin.delete(`/master/users/${user?.id}`);
     }
   }, 30_000);
 });

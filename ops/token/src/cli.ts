@@ -3,8 +3,9 @@ import { Command } from "commander";
 import { parseTokenConfig } from "./config.ts";
 import { TokenError } from "./errors.ts";
 import { issueToken } from "./issue-token.ts";
+import { refreshTokenFrom } from "./refresh-source.ts";
 import { refreshToken } from "./refresh-token.ts";
-import { readTokenFile, writeTokenFile } from "./token-file.ts";
+import { writeTokenFile } from "./token-file.ts";
 import type { IdpClientOptions } from "./token-request.ts";
 import type { TokenSet } from "./token-set.ts";
 
@@ -32,7 +33,12 @@ function setup() {
     ...(flags.realm && { IDP_REALM: flags.realm }),
     ...(flags.clientId && { IDP_CLIENT_ID: flags.clientId }),
   });
-  const client: IdpClientOptions = { ...config, forwardedProto: flags.forwardedProto };
+  const client: IdpClientOptions = {
+    url: config.url,
+    realm: config.realm,
+    clientId: config.clientId,
+    forwardedProto: flags.forwardedProto,
+  };
   return { config, client };
 }
 
@@ -62,19 +68,18 @@ program
 
 program
   .command("refresh")
-  .description("exchange a refresh token for a new access token")
-  .option("--refresh-token <token>", "the refresh token")
-  .option("--from <file>", "a token file written by 'issue --out'")
+  .description(
+    "exchange a refresh token for a new access token; the refresh token comes from --from, --stdin or " +
+      "SVC_REFRESH_TOKEN (never an argument: ps and /proc would show it)",
+  )
+  .option("--from <file>", "a token file written by 'issue --out' (owner-only permission)")
+  .option("--stdin", "read the refresh token from standard input")
   .option("--out <file>", "write the new token set as JSON with mode 0600 (may be the --from file)")
-  .action(async (opts: { refreshToken?: string; from?: string; out?: string }) => {
-    const { client } = setup();
-    const refresh = opts.refreshToken ?? (opts.from === undefined ? undefined : readTokenFile(opts.from).refresh_token);
-    if (refresh === undefined) {
-      throw new TokenError(
-        "TOKEN_CONFIG_INVALID",
-        "refresh: give --refresh-token <token> or --from <file with a refresh_token>",
-      );
-    }
+  .action(async (opts: { from?: string; stdin?: boolean; out?: string }) => {
+    const { config, client } = setup();
+    const refresh = await refreshTokenFrom({ from: opts.from, stdin: opts.stdin, env: config.refreshToken }, () =>
+      Bun.stdin.text(),
+    );
     output(await refreshToken(client, refresh), opts.out);
   });
 

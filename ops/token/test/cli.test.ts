@@ -2,30 +2,43 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { decodeClaims, type IdpClientOptions } from "../index.ts";
-import { admin, seedTestRealm } from "./helpers.ts";
+import { decodeClaims } from "../index.ts";
+import { seedTestRealm, type TokenTestRealm } from "./helpers.ts";
 
 const cli = join(import.meta.dir, "..", "src", "cli.ts");
 const dir = mkdtempSync(join(tmpdir(), "token-cli-"));
+let seeded: TokenTestRealm | undefined;
 let realm = "";
 let password = "";
-let client: IdpClientOptions;
+let client: TokenTestRealm["client"];
 
-function run(args: string[], extraEnv: Record<string, string> = {}) {
+function run(args: string[], extraEnv: Record<string, string> = {}, stdin?: string) {
   const { PATH, HOME } = process.env;
   const result = Bun.spawnSync(["bun", "run", cli, ...args], {
     env: { PATH: PATH ?? "", HOME: HOME ?? "", IDP_URL: client.url, IDP_REALM: realm, ...extraEnv },
+    stdin: stdin === undefined ? "ignore" : Buffer.from(stdin),
   });
   return { code: result.exitCode, stdout: result.stdout.toString(), stderr: result.stderr.toString() };
 }
 
+/** An offline refresh token of `ops`, issued through the CLI into a 0600 token file. */
+function offlineRefreshToken(name: string): string {
+  const path = join(dir, name);
+  const issued = run(["issue", "--user", "ops", "--scope", "offline_access", "--out", path], {
+    IDP_LOCAL_USER_PASSWORD: password,
+  });
+  expect(issued.code).toBe(0);
+  return (JSON.parse(readFileSync(path, "utf8")) as { refresh_token: string }).refresh_token;
+}
+
 beforeAll(async () => {
-  ({ realm, password, client } = await seedTestRealm());
+  seeded = await seedTestRealm();
+  ({ realm, password, client } = seeded);
 }, 60_000);
 
 afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
-  if (realm) await admin("DELETE", `/${realm}`);
+  await seeded?.remove();
 });
 
 test("issue prints the access token of the user", () => {
@@ -66,4 +79,28 @@ test("issue without IDP_LOCAL_USER_PASSWORD, or refresh without a token, exits 1
   const refresh = run(["refresh"]);
   expect(refresh.code).toBe(1);
   expect(refresh.stderr).toContain("[TOKEN_CONFIG_INVALID]");
+});
+
+test("refresh --stdin reads the refresh token from standard input", () => {
+  const refresh = offlineRefreshToken("stdin.json");
+  const renewed = run(["refresh", "--stdin"], {}, `${refresh}\n`);
+  expect(renewed.code).toBe(0);
+  expect(decodeClaims(renewed.stdout.trim()).preferred_username).toBe("ops");
+  const empty = run(["refresh", "--stdin"], {}, "");
+  expect(empty.code).toBe(1);
+  expect(empty.stderr).toContain("[TOKEN_CONFIG_INVALID]");
+});
+
+test("refresh takes the refresh token from SVC_REFRESH_TOKEN", () => {
+  const renewed = run(["refresh"], { SVC_REFRESH_TOKEN: offlineRefreshToken("env.json") });
+  expect(renewed.code).toBe(0);
+  expect(decodeClaims(renewed.stdout.trim()).preferred_username).toBe("ops");
+});
+
+test("refresh no longer takes the refresh token as an argument (--refresh-token is an unknown option)", () => {
+  const refresh = offlineRefreshToken("argv.json");
+  const result = run(["refresh", "--refresh-token", refresh]);
+  expect(result.code).not.toBe(0);
+  expect(result.stdout).toBe("");
+  expect(result.stderr).toContain("--refresh-token");
 });

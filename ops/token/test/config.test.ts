@@ -1,5 +1,6 @@
 import { expect, test } from "bun:test";
-import { parseTokenConfig, type TokenError } from "../index.ts";
+import { thrownBy } from "@svc/testkit";
+import { parseTokenConfig, TokenError } from "../index.ts";
 
 test("defaults: local IdP on 8082, realm svc, client svc-cli, no password", () => {
   expect(parseTokenConfig({})).toEqual({
@@ -7,6 +8,7 @@ test("defaults: local IdP on 8082, realm svc, client svc-cli, no password", () =
     realm: "svc",
     clientId: "svc-cli",
     userPassword: undefined,
+    refreshToken: undefined,
   });
 });
 
@@ -18,8 +20,9 @@ test("the environment sets URL (or port), realm, client and password", () => {
       IDP_REALM: "r",
       IDP_CLIENT_ID: "c",
       IDP_LOCAL_USER_PASSWORD: "p",
+      SVC_REFRESH_TOKEN: "rt",
     }),
-  ).toEqual({ url: "https://idp.example", realm: "r", clientId: "c", userPassword: "p" });
+  ).toEqual({ url: "https://idp.example", realm: "r", clientId: "c", userPassword: "p", refreshToken: "rt" });
 });
 
 test.each([
@@ -28,12 +31,7 @@ test.each([
   [{ IDP_PORT: "99999" }, "IDP_PORT"],
   [{ IDP_REALM: "a b" }, "IDP_REALM"],
 ])("a bad value is refused with TOKEN_CONFIG_INVALID naming the variable (%#)", (env, field) => {
-  let error: TokenError | undefined;
-  try {
-    parseTokenConfig(env);
-  } catch (e) {
-    error = e as TokenError;
-  }
-  expect(error?.code).toBe("TOKEN_CONFIG_INVALID");
-  expect(error?.message).toStartWith(field);
+  const error = thrownBy(() => parseTokenConfig(env), TokenError);
+  expect(error.code).toBe("TOKEN_CONFIG_INVALID");
+  expect(error.message).toStartWith(field);
 });

@@ -1,53 +1,42 @@
-import { rejectionOf, seedTestRealm as seedRealmOfTest, stackEnv } from "@svc/testkit";
+import type { AdminClient } from "@svc/idp-seed";
+import { rejectionOf, seedTestRealm as seedRealmOfTest } from "@svc/testkit";
 import { type IdpClientOptions, TokenError } from "../index.ts";
 
-export const { idp } = stackEnv();
+export interface TokenTestRealm {
+  realm: string;
+  /** The seeded users' password. */
+  password: string;
+  client: IdpClientOptions;
+  /** Keycloak admin REST client of the master realm's bootstrap admin (paths below `/admin/realms`). */
+  admin: AdminClient;
+  /** Deletes the realm (afterAll). */
+  remove(): Promise<void>;
+}
 
-/** Seeds a realm of the test's own (random name) with a random user password. */
-export async function seedTestRealm(): Promise<{ realm: string; password: string; client: IdpClientOptions }> {
-  const { seed } = await seedRealmOfTest("token", "tenant-test");
+/** Seeds a realm of the test's own (random name, tenant `tenant-test`) with a random user password. */
+export async function seedTestRealm(): Promise<TokenTestRealm> {
+  const { seed, admin, remove } = await seedRealmOfTest("token", "tenant-test");
   return {
     realm: seed.realm,
     password: seed.userPassword,
     client: { url: seed.url, realm: seed.realm, clientId: seed.clientId },
+    admin,
+    remove,
   };
 }
 
-async function adminToken(): Promise<string> {
-  const response = await fetch(`${idp.url}/realms/master/protocol/openid-connect/token`, {
-    method: "POST",
-    headers: { "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({
-      grant_type: "password",
-      client_id: "admin-cli",
-      username: idp.adminUser,
-      password: idp.adminPassword,
-    }),
-  });
-  const body = (await response.json()) as { access_token?: string };
-  if (!body.access_token) throw new Error(`admin login: ${response.status}`);
-  return body.access_token;
-}
-
-/** An admin REST call below `/admin/realms`; throws on a non-2xx answer other than an allowed 404. */
-export async function admin(method: string, path: string, body?: unknown): Promise<Response> {
-  const response = await fetch(`${idp.url}/admin/realms${path}`, {
-    method,
-    headers: { authorization: `Bearer ${await adminToken()}`, "content-type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  if (!response.ok && !(method === "DELETE" && response.status === 404)) {
-    throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
-  }
-  return response;
-}
-
-export async function userId(realm: string, username: string): Promise<string> {
-  const [user] = (await (await admin("GET", `/${realm}/users?username=${username}&exact=true`)).json()) as {
-    id: string;
-  }[];
+/** The id of a user of the realm. */
+export async function userId(admin: AdminClient, realm: string, username: string): Promise<string> {
+  const [user] = await admin.getList<{ id: string }>(`/${realm}/users?username=${username}&exact=true`);
   if (!user) throw new Error(`no user ${username} in ${realm}`);
   return user.id;
+}
+
+/** Takes a realm role of the realm from a user. */
+export async function removeRealmRole(admin: AdminClient, realm: string, username: string, role: string) {
+  const id = await userId(admin, realm, username);
+  const representation = await admin.get(`/${realm}/roles/${role}`);
+  await admin.delete(`/${realm}/users/${id}/role-mappings/realm`, [representation]);
 }
 
 /** The TokenError a call fails with (the test fails when it succeeds). */

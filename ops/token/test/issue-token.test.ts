@@ -1,19 +1,23 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { seedRealm } from "@svc/idp-seed";
-import { randomName, realmUserName } from "@svc/testkit";
-import { ADVICE, decodeClaims, type IdpClientOptions, issueToken } from "../index.ts";
-import { admin, idp, seedTestRealm, tokenError, userId } from "./helpers.ts";
+import { randomName, realmUserName, stackEnv } from "@svc/testkit";
+import { ADVICE, decodeClaims, issueToken } from "../index.ts";
+import { removeRealmRole, seedTestRealm, type TokenTestRealm, tokenError } from "./helpers.ts";
 
+const { idp } = stackEnv();
+let seeded: TokenTestRealm | undefined;
 let realm = "";
 let password = "";
-let client: IdpClientOptions;
+let client: TokenTestRealm["client"];
+let admin: TokenTestRealm["admin"];
 
 beforeAll(async () => {
-  ({ realm, password, client } = await seedTestRealm());
+  seeded = await seedTestRealm();
+  ({ realm, password, client, admin } = seeded);
 }, 60_000);
 
 afterAll(async () => {
-  if (realm) await admin("DELETE", `/${realm}`);
+  await seeded?.remove();
 });
 
 describe("issueToken", () => {
@@ -48,7 +52,7 @@ describe("issueToken", () => {
   test("a user with a pending required action fails with IDP_ACCOUNT_NOT_SET_UP and the spec's advice", async () => {
     const username = realmUserName("token-pending");
     const userPassword = randomName("pw");
-    await admin("POST", `/${realm}/users`, {
+    await admin.post(`/${realm}/users`, {
       username,
       enabled: true,
       email: `${username}@example.test`,
@@ -64,13 +68,13 @@ describe("issueToken", () => {
   });
 
   test("plain HTTP to a realm that requires HTTPS: IDP_HTTPS_REQUIRED without the forwarded header", async () => {
-    await admin("PUT", `/${realm}`, { sslRequired: "all" });
+    await admin.put(`/${realm}`, { sslRequired: "all" });
     try {
       const error = await tokenError(issueToken({ ...client, forwardedProto: false }, { user: "app", password }));
       expect(error.code).toBe("IDP_HTTPS_REQUIRED");
       expect(error.advice).toBe(ADVICE.httpsRequired);
     } finally {
-      await admin("PUT", `/${realm}`, { sslRequired: "external" });
+      await admin.put(`/${realm}`, { sslRequired: "external" });
     }
   });
 
@@ -114,19 +118,28 @@ describe("issueToken", () => {
   });
 
   test("an IdP that does not answer fails with IDP_UNREACHABLE", async () => {
-    const server = Bun.serve({ port: 0, fetch: () => new Response("") });
-    const port = server.port;
-    await server.stop(true);
-    const error = await tokenError(
-      issueToken({ ...client, url: `http://127.0.0.1:${port}` }, { user: "app", password }),
-    );
-    expect(error.code).toBe("IDP_UNREACHABLE");
+    // A listener that accepts and hangs up at once: no HTTP answer, and no closed port another process could take.
+    const listener = Bun.listen({
+      hostname: "127.0.0.1",
+      port: 0,
+      socket: {
+        open(socket) {
+          socket.end();
+        },
+        data() {},
+      },
+    });
+    try {
+      const url = `http://127.0.0.1:${listener.port}`;
+      const error = await tokenError(issueToken({ ...client, url }, { user: "app", password }));
+      expect(error.code).toBe("IDP_UNREACHABLE");
+    } finally {
+      listener.stop(true);
+    }
   });
 
   test("a seeded user without its realm role fails with IDP_ROLES_MISSING; re-running the seed fixes it", async () => {
-    const id = await userId(realm, "ops");
-    const role = await (await admin("GET", `/${realm}/roles/ops`)).json();
-    await admin("DELETE", `/${realm}/users/${id}/role-mappings/realm`, [role]);
+    await removeRealmRole(admin, realm, "ops", "ops");
     const error = await tokenError(issueToken(client, { user: "ops", password }));
     expect(error.code).toBe("IDP_ROLES_MISSING");
     expect(error.advice).toBe(ADVICE.rolesMissing);

@@ -13,6 +13,9 @@ export interface Fixture {
   publicKeyPem: string;
   publicKeyJwk: JWK;
   publicKeyFile: string;
+  /** The key that signs the fixture's licenses: it must never be accepted as the verification key. */
+  privateKey: CryptoKey;
+  privateKeyJwk: JWK;
   /** A key pair's public key that signed nothing. */
   otherPublicKeyPem: string;
   /** Signs the claims with the fixture's private key and writes them to `<dir>/<name>`. */
@@ -36,6 +39,8 @@ export async function makeFixture(alg: "RS256" | "ES256" | "EdDSA" = "ES256"): P
     publicKeyPem,
     publicKeyJwk: await exportJWK(publicKey),
     publicKeyFile: write("license.pub.pem", publicKeyPem),
+    privateKey,
+    privateKeyJwk: await exportJWK(privateKey),
     otherPublicKeyPem: await exportSPKI(other.publicKey),
     async writeLicense(name, claims) {
       const token = await new SignJWT(claims).setProtectedHeader({ alg, typ: "JWT" }).sign(privateKey);
