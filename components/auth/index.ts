@@ -26,9 +26,10 @@ export {
   type AuthRefusalCode,
   isAuthError,
 } from "./src/errors.ts";
-export { authorizeService, callerOf, withAuth } from "./src/grpc-interceptor.ts";
+export { authorizeService, callerOf, HANDLER_FAILED_STATUS, withAuth } from "./src/grpc-interceptor.ts";
 export { createKeySource, type KeySource, type KeySourceOptions, type KeySourceStats } from "./src/key-source.ts";
 export { authorize, isOperation, OPERATIONS, type Operation, POLICY, type Requirement } from "./src/policy.ts";
+export { assertRoutesCovered, type RouteCoverageOptions, type RouteTable } from "./src/route-coverage.ts";
 export { TokenCache, tokenDigest } from "./src/token-cache.ts";
 export { type AuthErrorBody, authErrorResponse, authErrorStatus } from "./src/transport-errors.ts";
 export { bearerToken, type VerifyOptions, verifyAccessToken } from "./src/verify-access-token.ts";

@@ -67,7 +67,7 @@ export type AuthEnv = Static<typeof AuthEnvSchema>;
 
 function integer(env: AuthEnv, field: keyof typeof AUTH_LIMITS & string, envName: keyof AuthEnv, fallback: number) {
   const raw = env[envName];
-  if (raw === undefined || raw === "") return fallback;
+  if (raw === undefined) return fallback;
   const value = Number(raw);
   const { min, max } = AUTH_LIMITS[field];
   if (!Number.isSafeInteger(value) || value < min || value > max) {
@@ -77,19 +77,19 @@ function integer(env: AuthEnv, field: keyof typeof AUTH_LIMITS & string, envName
 }
 
 function list(raw: string | undefined): string[] | undefined {
-  if (raw === undefined || raw.trim() === "") return undefined;
-  return raw.split(",").map((item) => item.trim());
+  return raw?.split(",").map((item) => item.trim());
 }
 
 /**
- * Parses the `SVC_AUTH_*` variables from the env object given (never `process.env` itself).
+ * Parses the `SVC_AUTH_*` variables from the env object given (never `process.env` itself). Values are trimmed; an
+ * empty or blank one counts as unset, so everything after the schema check sees only non-blank values.
  * A bad value throws `AuthConfigError` naming the variable. Auth is on unless `SVC_AUTH_DISABLED=true`.
  */
 export function parseAuthConfig(env: Record<string, string | undefined>): AuthConfig {
   const present: Record<string, string> = {};
   for (const key of Object.keys(AuthEnvSchema.properties)) {
-    const value = env[key];
-    if (value !== undefined && value !== "") present[key] = value.trim();
+    const value = env[key]?.trim();
+    if (value) present[key] = value;
   }
   const first = Value.Errors(AuthEnvSchema, present).First();
   if (first) {
@@ -98,7 +98,7 @@ export function parseAuthConfig(env: Record<string, string | undefined>): AuthCo
   }
   const parsed = present as AuthEnv;
   const disabled = parsed.SVC_AUTH_DISABLED === "true";
-  const issuer = parsed.SVC_AUTH_ISSUER?.replace(/\s+$/, "");
+  const issuer = parsed.SVC_AUTH_ISSUER;
   if (!disabled && issuer === undefined) {
     throw new AuthConfigError("SVC_AUTH_ISSUER", "required unless SVC_AUTH_DISABLED=true");
   }

@@ -1,13 +1,14 @@
-import type {
+import {
   Metadata,
-  ServerDuplexStream,
-  ServerReadableStream,
-  ServerUnaryCall,
-  ServerWritableStream,
-  ServiceDefinition,
-  sendUnaryData,
-  UntypedHandleCall,
-  UntypedServiceImplementation,
+  type ServerDuplexStream,
+  type ServerReadableStream,
+  type ServerUnaryCall,
+  type ServerWritableStream,
+  type ServiceDefinition,
+  type sendUnaryData,
+  status,
+  type UntypedHandleCall,
+  type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
 import { type AuthCore, TENANT_HEADER } from "./auth-core.ts";
 import type { Caller } from "./caller.ts";
@@ -18,7 +19,9 @@ import { authErrorStatus } from "./transport-errors.ts";
  * gRPC adapter: a handler wrapper rather than a grpc-js `ServerInterceptor`, because an interceptor cannot hand an
  * object to the handler (the handler's `call` is a different object from the interceptor's), while a wrapper can:
  * it checks the call's metadata with the core, records the caller for `callerOf(call)`, then runs the handler.
- * Refusals end the call with UNAUTHENTICATED / PERMISSION_DENIED / UNAVAILABLE before the handler runs.
+ * Refusals end the call with UNAUTHENTICATED / PERMISSION_DENIED / UNAVAILABLE before the handler runs. A handler
+ * that throws or returns a rejected promise ends the call with INTERNAL "handler failed" (logged, never the token),
+ * since it runs inside a promise callback where grpc-js's own catch (UNKNOWN) cannot see it.
  */
 
 type AnyServerCall =
@@ -48,6 +51,24 @@ function authRequest(call: AnyServerCall) {
   };
 }
 
+/** The status a call ends with when its handler throws or rejects (grpc-js alone would leave an async one hanging). */
+export const HANDLER_FAILED_STATUS = { code: status.INTERNAL, details: "handler failed" } as const;
+
+const isThenable = (value: unknown): value is PromiseLike<unknown> =>
+  typeof value === "object" && value !== null && typeof (value as { then?: unknown }).then === "function";
+
+/** Runs `handler`; a synchronous throw or a rejected promise goes to `onFailure` instead of escaping unhandled. */
+function runGuarded(handler: () => unknown, onFailure: (error: unknown) => void): void {
+  let result: unknown;
+  try {
+    result = handler();
+  } catch (error) {
+    onFailure(error);
+    return;
+  }
+  if (isThenable(result)) result.then(undefined, onFailure);
+}
+
 /** Wraps one handler of the given shape (from the method definition) with the auth check for `operation`. */
 export function withAuth(
   core: AuthCore,
@@ -55,14 +76,31 @@ export function withAuth(
   handler: UntypedHandleCall,
   shape: { requestStream: boolean; responseStream: boolean } = { requestStream: false, responseStream: false },
 ): UntypedHandleCall {
-  const fn = handler as (call: AnyServerCall, callback?: sendUnaryData<unknown>) => void;
+  const fn = handler as (call: AnyServerCall, callback?: sendUnaryData<unknown>) => unknown;
+  const logFailure = (error: unknown, answered: boolean) =>
+    core.logger.error(
+      { operation, reason: error instanceof Error ? `${error.name}: ${error.message}` : String(error), answered },
+      "grpc: handler failed",
+    );
   if (!shape.responseStream) {
     // unary and client-streaming: refuse through the callback
     return ((call: AnyServerCall, callback: sendUnaryData<unknown>) => {
       core.check(authRequest(call), operation).then(
         (caller) => {
           callers.set(call, caller);
-          fn(call, callback);
+          let answered = false;
+          const answerOnce = ((...args: Parameters<sendUnaryData<unknown>>) => {
+            if (answered) return;
+            answered = true;
+            callback(...args);
+          }) as sendUnaryData<unknown>;
+          runGuarded(
+            () => fn(call, answerOnce),
+            (error) => {
+              logFailure(error, answered);
+              answerOnce({ ...HANDLER_FAILED_STATUS, metadata: new Metadata() });
+            },
+          );
         },
         (error: unknown) => callback(authErrorStatus(error)),
       );
@@ -73,7 +111,13 @@ export function withAuth(
     core.check(authRequest(call), operation).then(
       (caller) => {
         callers.set(call, caller);
-        fn(call);
+        runGuarded(
+          () => fn(call),
+          (error) => {
+            logFailure(error, call.writableEnded);
+            if (!call.writableEnded) call.emit("error", { ...HANDLER_FAILED_STATUS, metadata: new Metadata() });
+          },
+        );
       },
       (error: unknown) => call.emit("error", authErrorStatus(error)),
     );

@@ -1,19 +1,14 @@
 import { expect, test } from "bun:test";
+import { thrownBy } from "@svc/testkit";
 import { AUTH_DEFAULTS, AuthConfigError, parseAuthConfig } from "../index.ts";
 
 const ISSUER = "http://127.0.0.1:8082/realms/svc";
 
+/** The env field a refused config names; fails the test when `parseAuthConfig` accepts `env`. */
 function fieldOf(env: Record<string, string>): string {
-  try {
-    parseAuthConfig(env);
-  } catch (error) {
-    if (error instanceof AuthConfigError) {
-      expect(error.code).toBe("AUTH_CONFIG_INVALID");
-      return error.field;
-    }
-    throw error;
-  }
-  throw new Error("config was accepted");
+  const error = thrownBy(() => parseAuthConfig(env), AuthConfigError);
+  expect(error.code).toBe("AUTH_CONFIG_INVALID");
+  return error.field;
 }
 
 test("defaults: enabled, audience svc-cli, RS256/PS256/ES256, 30 s tolerance and cooldown, 10000 entries", () => {
@@ -83,4 +78,27 @@ test("bad numbers name their field", () => {
 test("a malformed issuer or audience list names its field", () => {
   expect(fieldOf({ SVC_AUTH_ISSUER: "keycloak/realms/svc" })).toBe("SVC_AUTH_ISSUER");
   expect(fieldOf({ SVC_AUTH_ISSUER: ISSUER, SVC_AUTH_ALLOWED_AUDIENCES: "a,,b" })).toBe("SVC_AUTH_ALLOWED_AUDIENCES");
+});
+
+test("values are trimmed, and an empty or blank value counts as unset (the default applies)", () => {
+  expect(
+    parseAuthConfig({
+      SVC_AUTH_ISSUER: `  ${ISSUER}\t`,
+      SVC_AUTH_ALLOWED_AUDIENCES: " svc-cli , svc-sdk ",
+      SVC_AUTH_ALGORITHMS: "   ",
+      SVC_AUTH_CLOCK_TOLERANCE_SECONDS: " ",
+      SVC_AUTH_JWKS_COOLDOWN_SECONDS: "",
+      SVC_AUTH_CACHE_MAX_ENTRIES: " 5 ",
+      SVC_AUTH_DISABLED: "\t",
+    }),
+  ).toEqual({
+    disabled: false,
+    issuer: ISSUER,
+    allowedAudiences: ["svc-cli", "svc-sdk"],
+    algorithms: ["RS256", "PS256", "ES256"],
+    clockToleranceSeconds: 30,
+    jwksCooldownSeconds: 30,
+    cacheMaxEntries: 5,
+  });
+  expect(fieldOf({ SVC_AUTH_ISSUER: "  " })).toBe("SVC_AUTH_ISSUER");
 });

@@ -1,16 +1,23 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { Elysia } from "elysia";
-import { type AuthCore, type AuthErrorBody, bearerAuth, createAuthCore, parseAuthConfig } from "../index.ts";
+import {
+  type AuthCore,
+  type AuthErrorBody,
+  type BearerAuthOptions,
+  bearerAuth,
+  createAuthCore,
+  parseAuthConfig,
+} from "../index.ts";
 import { captureLogger, mint, startTestIssuer, type TestIssuer, testConfig } from "./support/test-issuer.ts";
+
+const OPTIONS: BearerAuthOptions = {
+  operations: { "POST /v2/audit/events": "audit.list", "GET /admin/keys": "admin.keys" },
+  publicRoutes: ["GET /health/ready"],
+};
 
 function app(core: AuthCore) {
   return new Elysia()
-    .use(
-      bearerAuth(core, {
-        operations: { "POST /v2/audit/events": "audit.list", "GET /admin/keys": "admin.keys" },
-        publicRoutes: ["GET /health/ready"],
-      }),
-    )
+    .use(bearerAuth(core, OPTIONS))
     .get("/health/ready", ({ caller }) => ({ ready: true, caller: caller ?? null }))
     .post("/v2/audit/events", ({ caller }) => ({ total_count: 0, principal: caller?.principalId }))
     .get("/admin/keys", ({ caller }) => ({ keys: [], tenant: caller?.tenantId }))
@@ -34,7 +41,9 @@ beforeAll(async () => {
   idp = await startTestIssuer();
   core = createAuthCore({ config: testConfig(idp), ...captureLogger() });
 });
-afterAll(() => idp.stop());
+afterAll(async () => {
+  await idp.stop();
+});
 
 const errorCode = async (response: Response) => ((await response.json()) as AuthErrorBody).error.code;
 
@@ -102,7 +111,7 @@ test("503 JSON when the IdP cannot be reached", async () => {
     expect(response.status).toBe(503);
     expect(await errorCode(response)).toBe("AUTH_IDP_UNAVAILABLE");
   } finally {
-    down.stop();
+    await down.stop();
   }
 });
 
@@ -126,4 +135,41 @@ test("a real listening server answers the same (listen on port 0, stopped in fin
   } finally {
     await server.stop();
   }
+});
+
+test("a mapped route registered before .use(bearerAuth) is never served: every request answers 500 AUTH_CONFIG_INVALID", async () => {
+  const captured = captureLogger();
+  const early = new Elysia()
+    .get("/admin/keys", () => ({ leaked: true }))
+    .get("/health/ready", () => ({ ready: true }))
+    .use(bearerAuth(createAuthCore({ config: testConfig(idp), logger: captured.logger }), OPTIONS))
+    .post("/v2/audit/events", () => ({ total_count: 0 }));
+  const opsToken = await mint(idp, { claims: { realm_access: { roles: ["ops"] } } });
+  for (const req of [
+    request("GET", "/admin/keys"),
+    request("GET", "/admin/keys", opsToken, "tenant-a"),
+    request("POST", "/v2/audit/events", opsToken, "tenant-a"),
+    request("GET", "/health/ready"),
+  ]) {
+    const response = await early.handle(req);
+    expect(response.status).toBe(500);
+    expect(await errorCode(response)).toBe("AUTH_CONFIG_INVALID");
+  }
+  const logged = captured.lines.filter((line) => line.includes("AUTH_CONFIG_INVALID"));
+  expect(logged.length).toBe(1);
+  expect(logged[0]).toContain("GET /admin/keys");
+  expect(logged[0]).not.toContain("GET /health/ready");
+});
+
+test("a public route registered before .use(bearerAuth) is allowed; later routes are guarded", async () => {
+  const publicFirst = new Elysia()
+    .get("/health/ready", () => ({ ready: true }))
+    .use(bearerAuth(core, OPTIONS))
+    .get("/admin/keys", () => ({ keys: [] }));
+  const ready = await publicFirst.handle(request("GET", "/health/ready"));
+  expect(ready.status).toBe(200);
+  expect(await ready.json()).toEqual({ ready: true });
+  const keys = await publicFirst.handle(request("GET", "/admin/keys", undefined, "tenant-a"));
+  expect(keys.status).toBe(401);
+  expect(await errorCode(keys)).toBe("AUTH_TOKEN_MISSING");
 });

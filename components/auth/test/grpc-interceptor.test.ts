@@ -13,7 +13,15 @@ import {
   type sendUnaryData,
   status,
 } from "@grpc/grpc-js";
-import { type AuthCore, authorizeService, type Caller, callerOf, createAuthCore, parseAuthConfig } from "../index.ts";
+import {
+  type AuthCore,
+  authorizeService,
+  type Caller,
+  callerOf,
+  createAuthCore,
+  HANDLER_FAILED_STATUS,
+  parseAuthConfig,
+} from "../index.ts";
 import { captureLogger, mint, startTestIssuer, type TestIssuer, testConfig } from "./support/test-issuer.ts";
 
 const json = {
@@ -107,10 +115,10 @@ beforeAll(async () => {
   core = createAuthCore({ config: testConfig(idp), ...captureLogger() });
   running = await serve(core);
 });
-afterAll(() => {
+afterAll(async () => {
   running.client.close();
   running.server.forceShutdown();
-  idp.stop();
+  await idp.stop();
 });
 
 test("unary: a security token with audit:read reaches the handler, which sees the caller", async () => {
@@ -176,7 +184,7 @@ test("IdP down → UNAVAILABLE", async () => {
   } finally {
     other.client.close();
     other.server.forceShutdown();
-    down.stop();
+    await down.stop();
   }
 });
 
@@ -208,4 +216,122 @@ test("a method without an operation in the map is a start-up error; so is a mapp
     }),
   ).toThrow(/purge is not a method/);
   expect(() => callerOf({})).toThrow(/did not pass through/);
+});
+
+/** Four failing handlers: unary and server-streaming, each throwing synchronously or rejecting asynchronously. */
+const failing: ServiceDefinition = Object.fromEntries(
+  (
+    [
+      ["unary_throws", false],
+      ["unary_rejects", false],
+      ["unary_answers_then_rejects", false],
+      ["stream_throws", true],
+      ["stream_rejects", true],
+    ] as const
+  ).map(([name, responseStream]) => [
+    name,
+    { ...definition.list_events, path: `/test.Failing/${name}`, responseStream } as ServiceDefinition[string],
+  ]),
+);
+
+type FailingClient = Client &
+  Record<
+    "unary_throws" | "unary_rejects" | "unary_answers_then_rejects",
+    (
+      req: unknown,
+      md: Metadata,
+      options: { deadline: number },
+      cb: (err: ServiceError | null, res?: unknown) => void,
+    ) => void
+  > &
+  Record<
+    "stream_throws" | "stream_rejects",
+    (req: unknown, md: Metadata, options: { deadline: number }) => NodeJS.ReadableStream
+  >;
+
+const failingImplementation = {
+  unary_throws() {
+    throw new Error("sync boom");
+  },
+  async unary_rejects() {
+    await Promise.resolve(); // reject after an await, not synchronously
+    throw new Error("async boom");
+  },
+  async unary_answers_then_rejects(_call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>) {
+    callback(null, { ok: true });
+    throw new Error("late boom");
+  },
+  stream_throws(call: ServerWritableStream<unknown, unknown>) {
+    call.write({ data: "partial" });
+    throw new Error("sync stream boom");
+  },
+  async stream_rejects(call: ServerWritableStream<unknown, unknown>) {
+    call.write({ data: "partial" });
+    await Promise.resolve(); // reject after an await, not synchronously
+    throw new Error("async stream boom");
+  },
+};
+
+test("a handler that throws or rejects ends the call with INTERNAL `handler failed` promptly, logged without the token", async () => {
+  const captured = captureLogger();
+  const failingCore = createAuthCore({ config: testConfig(idp), logger: captured.logger });
+  const server = new Server();
+  server.addService(
+    failing,
+    authorizeService(
+      failingCore,
+      failing,
+      failingImplementation,
+      Object.fromEntries(Object.keys(failing).map((name) => [name, "audit.list"])),
+    ),
+  );
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (error, bound) =>
+      error ? reject(error) : resolve(bound),
+    ),
+  );
+  const Ctor = makeGenericClientConstructor(failing, "Failing");
+  const client = new Ctor(`127.0.0.1:${port}`, credentials.createInsecure()) as unknown as FailingClient;
+  const token = await mint(idp, { claims: { realm_access: { roles: ["security"] }, scope: "audit:read" } });
+  // a generous deadline: without the fix the call hangs until it and ends DEADLINE_EXCEEDED
+  const options = () => ({ deadline: Date.now() + 5_000 });
+  try {
+    for (const method of ["unary_throws", "unary_rejects"] as const) {
+      const started = Date.now();
+      const error = await new Promise<ServiceError | null>((resolve) =>
+        client[method]({}, metadata(token, "tenant-a"), options(), (err) => resolve(err)),
+      );
+      expect(error?.code).toBe(HANDLER_FAILED_STATUS.code);
+      expect(error?.details).toBe("handler failed");
+      expect(Date.now() - started).toBeLessThan(4_000);
+    }
+    const answered = await new Promise<{ error: ServiceError | null; response?: unknown }>((resolve) =>
+      client.unary_answers_then_rejects({}, metadata(token, "tenant-a"), options(), (error, response) =>
+        resolve({ error, response }),
+      ),
+    );
+    expect(answered).toEqual({ error: null, response: { ok: true } });
+    for (const method of ["stream_throws", "stream_rejects"] as const) {
+      const started = Date.now();
+      const outcome = await new Promise<{ messages: unknown[]; error?: ServiceError }>((resolve) => {
+        const messages: unknown[] = [];
+        const stream = client[method]({}, metadata(token, "tenant-a"), options());
+        stream.on("data", (m: unknown) => messages.push(m));
+        stream.on("error", (error: ServiceError) => resolve({ messages, error }));
+        stream.on("end", () => resolve({ messages }));
+      });
+      expect(outcome.error?.code).toBe(HANDLER_FAILED_STATUS.code);
+      expect(outcome.error?.details).toBe("handler failed");
+      expect(Date.now() - started).toBeLessThan(4_000);
+    }
+    const failures = captured.lines.filter((line) => line.includes("grpc: handler failed"));
+    expect(failures.length).toBe(5);
+    for (const boom of ["sync boom", "async boom", "late boom", "sync stream boom", "async stream boom"]) {
+      expect(failures.some((line) => line.includes(boom))).toBe(true);
+    }
+    expect(captured.text()).not.toContain(token);
+  } finally {
+    client.close();
+    server.forceShutdown();
+  }
 });

@@ -11,8 +11,8 @@ import {
 } from "./support/test-issuer.ts";
 
 const idps: TestIssuer[] = [];
-afterEach(() => {
-  for (const idp of idps.splice(0)) idp.stop();
+afterEach(async () => {
+  await Promise.all(idps.splice(0).map((idp) => idp.stop()));
 });
 
 async function setup(options: Parameters<typeof startTestIssuer>[0] = {}) {
@@ -129,6 +129,6 @@ test("JWKS down at start → AUTH_IDP_UNAVAILABLE; retried only after the cooldo
 test("IdP unreachable → AUTH_IDP_UNAVAILABLE", async () => {
   const { idp, core, nowSeconds } = await setup();
   const token = await mint(idp, { nowSeconds: nowSeconds() });
-  idp.stop();
+  await idp.stop();
   expect(await attempt(core, token)).toMatchObject({ code: "AUTH_IDP_UNAVAILABLE", kind: "unavailable" });
 });

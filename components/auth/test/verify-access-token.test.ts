@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createPublicKey } from "node:crypto";
+import { rejectionOf } from "@svc/testkit";
 import { exportSPKI, importJWK, SignJWT } from "jose";
 import { AuthError, type AuthRefusalCode, bearerToken, createAuthCore } from "../index.ts";
 import {
@@ -22,15 +23,9 @@ function core(env: Record<string, string> = {}) {
   return createAuthCore({ config: testConfig(idp, { SVC_AUTH_CACHE_MAX_ENTRIES: "0", ...env }), ...captureLogger() });
 }
 
-async function refusal(token: string, tenantId = "tenant-a"): Promise<AuthError> {
-  try {
-    await core().authenticate({ authorization: `Bearer ${token}`, tenantId });
-  } catch (error) {
-    if (error instanceof AuthError) return error;
-    throw error;
-  }
-  throw new Error("token was accepted");
-}
+/** The refusal of `token` by a fresh core; fails the test when the token is accepted. */
+const refusal = (token: string, tenantId = "tenant-a"): Promise<AuthError> =>
+  rejectionOf(core().authenticate({ authorization: `Bearer ${token}`, tenantId }), AuthError);
 
 async function expectRefused(token: string, code: AuthRefusalCode): Promise<AuthError> {
   const error = await refusal(token);
@@ -120,10 +115,11 @@ describe("refused", () => {
     const key = await newKey("es-only", "ES256");
     idp.publish(key);
     const token = await mint(idp, { key });
-    const error = await core({ SVC_AUTH_ALGORITHMS: "RS256" })
-      .authenticate({ authorization: `Bearer ${token}`, tenantId: "tenant-a" })
-      .catch((e: unknown) => e);
-    expect(error).toMatchObject({ code: "AUTH_ALG_NOT_ALLOWED" });
+    const error = await rejectionOf(
+      core({ SVC_AUTH_ALGORITHMS: "RS256" }).authenticate({ authorization: `Bearer ${token}`, tenantId: "tenant-a" }),
+      AuthError,
+    );
+    expect(error.code).toBe("AUTH_ALG_NOT_ALLOWED");
   });
 
   test("expired (beyond the clock tolerance) → AUTH_TOKEN_EXPIRED", async () => {
