@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { Admin } from "@platformatic/kafka";
 import type { StackContext, StackService } from "../context.ts";
 import { ensureJava, MAVEN_DEPENDENCY_PLUGIN, mavenFetch } from "../installers.ts";
+import { kafkaClusterId } from "../kafka-cluster-id.ts";
 import { runTool } from "../run-tool.ts";
 import { startServer } from "../start-server.ts";
 import { VERSIONS } from "../versions.ts";
@@ -10,11 +11,6 @@ import { VERSIONS } from "../versions.ts";
 const POM = join(import.meta.dir, "..", "..", "..", "maven", "kafka", "pom.xml");
 
 const libsDir = (ctx: StackContext) => join(ctx.cacheDir, `kafka-${VERSIONS.kafka}`, "libs");
-
-/** A KRaft cluster id: 16 random bytes, base64url without padding (what `kafka-storage random-uuid` prints). */
-function clusterId(): string {
-  return Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString("base64url");
-}
 
 function serverProperties(ctx: StackContext, logDir: string): string {
   const { port, controller_port } = ctx.config.kafka;
@@ -93,9 +89,14 @@ export const kafka: StackService = {
     const jvm = ["-Xms256m", "-Xmx768m", `-Dlog4j2.configurationFile=${log4j}`, "-cp", classpath];
     if (!existsSync(join(dataDir, "meta.properties"))) {
       task.update(1, "formatting the KRaft log directory");
-      await runTool("kafka", javaBin, [...jvm, "kafka.tools.StorageTool", "format", "-t", clusterId(), "-c", props], {
-        env: ctx.env,
-      });
+      await runTool(
+        "kafka",
+        javaBin,
+        [...jvm, "kafka.tools.StorageTool", "format", `--cluster-id=${kafkaClusterId()}`, "-c", props],
+        {
+          env: ctx.env,
+        },
+      );
     }
     task.update(2, "starting broker and controller");
     const daemon = await startServer(
