@@ -1,19 +1,8 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { Elysia } from "elysia";
-import {
-  type AuthCore,
-  type AuthErrorBody,
-  type BearerAuthOptions,
-  bearerAuth,
-  createAuthCore,
-  parseAuthConfig,
-} from "../index.ts";
+import { type AuthCore, type AuthErrorBody, bearerAuth, createAuthCore, parseAuthConfig } from "../index.ts";
+import { ROUTE_OPTIONS as OPTIONS } from "./support/routes.ts";
 import { captureLogger, mint, startTestIssuer, type TestIssuer, testConfig } from "./support/test-issuer.ts";
-
-const OPTIONS: BearerAuthOptions = {
-  operations: { "POST /v2/audit/events": "audit.list", "GET /admin/keys": "admin.keys" },
-  publicRoutes: ["GET /health/ready"],
-};
 
 function app(core: AuthCore) {
   return new Elysia()

@@ -1,20 +1,9 @@
 import { expect, test } from "bun:test";
 import { thrownBy } from "@svc/testkit";
 import { Elysia } from "elysia";
-import {
-  AuthConfigError,
-  assertRoutesCovered,
-  type BearerAuthOptions,
-  bearerAuth,
-  createAuthCore,
-  parseAuthConfig,
-} from "../index.ts";
+import { AuthConfigError, assertRoutesCovered, bearerAuth, createAuthCore, parseAuthConfig } from "../index.ts";
+import { ROUTE_OPTIONS as OPTIONS } from "./support/routes.ts";
 import { captureLogger } from "./support/test-issuer.ts";
-
-const OPTIONS: BearerAuthOptions = {
-  operations: { "POST /v2/audit/events": "audit.list", "GET /admin/keys": "admin.keys" },
-  publicRoutes: ["GET /health/ready"],
-};
 
 // the check reads only the app's routes, so a core with auth disabled is enough here
 const core = createAuthCore({ config: parseAuthConfig({ SVC_AUTH_DISABLED: "true" }), ...captureLogger() });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { randomName, realmUserName, rejectionOf } from "@svc/testkit";
+import { hangUpListener, randomName, realmUserName, rejectionOf } from "@svc/testkit";
 import { IdpSeedError, seedRealm } from "../index.ts";
 import { admin, claims, deleteRealm, passwordGrant, seedOptions, tokenRequest } from "./helpers.ts";
 
@@ -141,23 +141,13 @@ describe("seedRealm", () => {
   });
 
   test("an IdP that does not answer fails with IDP_UNREACHABLE", async () => {
-    // A listener that accepts and hangs up at once: no HTTP answer, and no closed port another process could take.
-    const listener = Bun.listen({
-      hostname: "127.0.0.1",
-      port: 0,
-      socket: {
-        open(socket) {
-          socket.end();
-        },
-        data() {},
-      },
-    });
+    const listener = hangUpListener();
     try {
-      const url = `http://127.0.0.1:${listener.port}`;
+      const { url } = listener;
       const error = await seedError(seedRealm({ ...seedOptions(realm, password), url }));
       expect(error.code).toBe("IDP_UNREACHABLE");
     } finally {
-      listener.stop(true);
+      listener.stop();
     }
   });
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { seedRealm } from "@svc/idp-seed";
-import { randomName, realmUserName, stackEnv } from "@svc/testkit";
+import { hangUpListener, randomName, realmUserName, stackEnv } from "@svc/testkit";
 import { ADVICE, decodeClaims, issueToken } from "../index.ts";
 import { removeRealmRole, seedTestRealm, type TokenTestRealm, tokenError } from "./helpers.ts";
 
@@ -118,23 +118,13 @@ describe("issueToken", () => {
   });
 
   test("an IdP that does not answer fails with IDP_UNREACHABLE", async () => {
-    // A listener that accepts and hangs up at once: no HTTP answer, and no closed port another process could take.
-    const listener = Bun.listen({
-      hostname: "127.0.0.1",
-      port: 0,
-      socket: {
-        open(socket) {
-          socket.end();
-        },
-        data() {},
-      },
-    });
+    const listener = hangUpListener();
     try {
-      const url = `http://127.0.0.1:${listener.port}`;
+      const { url } = listener;
       const error = await tokenError(issueToken({ ...client, url }, { user: "app", password }));
       expect(error.code).toBe("IDP_UNREACHABLE");
     } finally {
-      listener.stop(true);
+      listener.stop();
     }
   });
 
