@@ -1,4 +1,4 @@
-export { waitFor } from "@svc/ops";
+export { waitFor } from "@svc/common";
 export { rejectionOf, thrownBy } from "./src/errors.ts";
 export { hangUpListener } from "./src/hang-up-listener.ts";
 export { createTestNamespace, type TestNamespace } from "./src/kube-namespace.ts";

@@ -93,7 +93,7 @@ export interface ResolvedClientOptions {
 }
 
 function invalid(field: string, message: string): SdkError {
-  return new SdkError("SDK_CONFIG_INVALID", `SDK option ${field}: ${message}`, { field });
+  return new SdkError("SDK_CONFIG_INVALID", `SDK option ${field}: ${message}`, { subject: field });
 }
 
 function checkAddress(field: string, address: string): void {
@@ -111,14 +111,14 @@ function readCa(field: "ca_cert" | "kms_ca_cert", path: string | undefined): Buf
     throw new SdkError(
       "SDK_CA_CERT_UNREADABLE",
       `SDK option ${field}: cannot read the root CA file ${path}`,
-      {
-        field,
-      },
+      { subject: field },
       { cause },
     );
   }
   if (!pem.toString("utf8").includes("-----BEGIN CERTIFICATE-----")) {
-    throw new SdkError("SDK_CA_CERT_UNREADABLE", `SDK option ${field}: ${path} holds no PEM certificate`, { field });
+    throw new SdkError("SDK_CA_CERT_UNREADABLE", `SDK option ${field}: ${path} holds no PEM certificate`, {
+      subject: field,
+    });
   }
   return pem;
 }

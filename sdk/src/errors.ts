@@ -1,3 +1,5 @@
+import { SvcError } from "@svc/common";
+
 /** Stable codes of the SDK's failures; callers and tests branch on these, never on message text. */
 export const SDK_ERROR_CODES = [
   "SDK_CONFIG_INVALID",
@@ -28,21 +30,14 @@ export interface SdkErrorDetails {
   /** gRPC status code of the failed call, when the failure came from a call. */
   grpcCode?: number;
   /** The option (`ca_cert`, `idp.token_endpoint`, ...) the failure is about, when there is one. */
-  field?: string;
+  subject?: string;
 }
 
-export class SdkError extends Error {
-  readonly code: SdkErrorCode;
-  readonly canRetry: boolean;
+export class SdkError extends SvcError<SdkErrorCode> {
   readonly grpcCode: number | undefined;
-  readonly field: string | undefined;
 
   constructor(code: SdkErrorCode, message: string, details: SdkErrorDetails = {}, options?: ErrorOptions) {
-    super(message, options);
-    this.name = "SdkError";
-    this.code = code;
-    this.canRetry = RETRYABLE.has(code);
+    super(code, message, { subject: details.subject, canRetry: RETRYABLE.has(code), cause: options?.cause });
     this.grpcCode = details.grpcCode;
-    this.field = details.field;
   }
 }

@@ -29,7 +29,7 @@ export function toSdkError(error: unknown, target: TargetSettings): SdkError {
           "SDK_TLS_HANDSHAKE_FAILED",
           `TLS handshake with ${on} failed: the server does not speak TLS (${details}). ` +
             `For a non-TLS endpoint (the default endpoint on port 50050 has no TLS) pass \`${target.secureOption}: false\`.`,
-          { grpcCode, field: target.secureOption },
+          { grpcCode, subject: target.secureOption },
           { cause: error },
         );
       }
@@ -38,7 +38,7 @@ export function toSdkError(error: unknown, target: TargetSettings): SdkError {
           "SDK_TLS_CERT_REJECTED",
           `TLS handshake with ${on} failed: the server certificate was rejected (${details}). ` +
             `Pass \`${target.caOption}\` with the path of the root CA that issued it, and dial a name or IP the certificate lists.`,
-          { grpcCode, field: target.caOption },
+          { grpcCode, subject: target.caOption },
           { cause: error },
         );
       }

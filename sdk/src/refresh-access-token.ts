@@ -46,7 +46,7 @@ export async function refreshAccessToken(request: RefreshRequest): Promise<Refre
     throw new SdkError(
       "SDK_REFRESH_FAILED",
       `token refresh at ${url.origin}${url.pathname} failed: ${cause instanceof Error ? cause.message : String(cause)}`,
-      { field: "idp" },
+      { subject: "idp" },
       { cause },
     );
   }
@@ -67,7 +67,7 @@ export async function refreshAccessToken(request: RefreshRequest): Promise<Refre
       "SDK_REFRESH_FAILED",
       `token refresh at ${url.origin}${url.pathname} failed: HTTP ${response.status} ${reason}; ` +
         "obtain a new refresh token (scope offline_access) and restart the client",
-      { field: "refresh_token" },
+      { subject: "refresh_token" },
     );
   }
   return {

@@ -125,7 +125,7 @@ export class SvcClient {
     const kms = this.#kms;
     if (!kms) {
       return Promise.reject(
-        new SdkError("SDK_CONFIG_INVALID", "SDK option kms_address: not set", { field: "kms_address" }),
+        new SdkError("SDK_CONFIG_INVALID", "SDK option kms_address: not set", { subject: "kms_address" }),
       );
     }
     return this.#unary(kms, kms.health.check.bind(kms.health), HealthCheckRequest.fromPartial({ service }));

@@ -123,7 +123,7 @@ export class TokenSource {
         throw new SdkError(
           "SDK_ACCESS_TOKEN_EXPIRED",
           "the access token has expired and no refresh_token was given; obtain a new access token",
-          { field: "access_token" },
+          { subject: "access_token" },
         );
       }
       return this.#access;
@@ -163,7 +163,7 @@ export class TokenSource {
     const endpoint = this.#options.tokenEndpoint;
     if (refresh === undefined || endpoint === undefined) {
       throw new SdkError("SDK_REFRESH_FAILED", "no refresh_token / token endpoint to renew the access token", {
-        field: "refresh_token",
+        subject: "refresh_token",
       });
     }
     const refreshExp = readTimes(refresh, 0, this.#now()).expiresAt;
@@ -171,7 +171,7 @@ export class TokenSource {
       throw new SdkError(
         "SDK_REFRESH_TOKEN_EXPIRED",
         `the refresh token expired at ${new Date(refreshExp).toISOString()}; log in again (scope offline_access) and pass the new refresh_token`,
-        { field: "refresh_token" },
+        { subject: "refresh_token" },
       );
     }
     const tokens = await refreshAccessToken({

@@ -48,7 +48,7 @@ test.each([
 ])("%j is rejected naming %s", (input, field) => {
   const error = failure(input);
   expect(error.code).toBe("SDK_CONFIG_INVALID");
-  expect(error.field).toBe(field);
+  expect(error.subject).toBe(field);
 });
 
 test("an unreadable or non-PEM ca_cert / kms_ca_cert fails with SDK_CA_CERT_UNREADABLE", () => {
@@ -57,9 +57,9 @@ test("an unreadable or non-PEM ca_cert / kms_ca_cert fails with SDK_CA_CERT_UNRE
     const notPem = join(dir, "not.pem");
     writeFileSync(notPem, "hello");
     const missing = failure({ address: "127.0.0.1:1", ca_cert: join(dir, "missing.pem") });
-    expect([missing.code, missing.field]).toEqual(["SDK_CA_CERT_UNREADABLE", "ca_cert"]);
+    expect([missing.code, missing.subject]).toEqual(["SDK_CA_CERT_UNREADABLE", "ca_cert"]);
     const garbage = failure({ address: "127.0.0.1:1", kms_address: "127.0.0.1:2", kms_ca_cert: notPem });
-    expect([garbage.code, garbage.field]).toEqual(["SDK_CA_CERT_UNREADABLE", "kms_ca_cert"]);
+    expect([garbage.code, garbage.subject]).toEqual(["SDK_CA_CERT_UNREADABLE", "kms_ca_cert"]);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -45,7 +45,7 @@ describe("connection security", () => {
         const error = await client.health().catch((e: unknown) => e);
         expect(error).toBeInstanceOf(SdkError);
         expect((error as SdkError).code).toBe("SDK_TLS_HANDSHAKE_FAILED");
-        expect((error as SdkError).field).toBe("secure");
+        expect((error as SdkError).subject).toBe("secure");
         expect((error as SdkError).message).toContain("secure: false");
       },
     );
@@ -90,7 +90,7 @@ describe("connection security", () => {
     await using(createClient(options), async (client) => {
       const error = await client.health().catch((e: unknown) => e);
       expect((error as SdkError).code).toBe("SDK_TLS_CERT_REJECTED");
-      expect((error as SdkError).field).toBe("ca_cert");
+      expect((error as SdkError).subject).toBe("ca_cert");
     });
   });
 

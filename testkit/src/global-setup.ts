@@ -9,7 +9,7 @@ import { afterAll } from "bun:test";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createContext, createProgress, down, freePort, killAllNow, up } from "@svc/ops";
+import { createContext, createProgress, down, freePort, killAllNow, up } from "@svc/stack";
 import { missingStackKeys } from "./stack-env.ts";
 
 const PORT_KEYS = [

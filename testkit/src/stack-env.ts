@@ -1,4 +1,4 @@
-import { StackError } from "@svc/ops";
+import { StackError } from "@svc/stack";
 
 /** Addresses of the stack the tests run against (set by the global setup, or by the caller's environment). */
 export interface StackEnv {

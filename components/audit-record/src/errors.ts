@@ -1,3 +1,5 @@
+import { SvcError } from "@svc/common";
+
 export const AUDIT_RECORD_ERROR_CODES = [
   "AUDIT_RECORD_MALFORMED_JSON",
   "AUDIT_RECORD_INVALID",
@@ -6,18 +8,15 @@ export const AUDIT_RECORD_ERROR_CODES = [
 
 export type AuditRecordErrorCode = (typeof AUDIT_RECORD_ERROR_CODES)[number];
 
-/** A line that is not a valid audit record; `field` is the JSON path of the offending value when there is one. */
-export class AuditRecordError extends Error {
-  readonly code: AuditRecordErrorCode;
-  readonly field: string | undefined;
+/** A line that is not a valid audit record; `subject` is the JSON path of the offending value when there is one. */
+export class AuditRecordError extends SvcError<AuditRecordErrorCode> {
   /** 1-based line number within the JSONL input, when parsing a file or object. */
   readonly line: number | undefined;
 
-  constructor(code: AuditRecordErrorCode, message: string, details: { field?: string; line?: number } = {}) {
-    super(details.line === undefined ? message : `line ${details.line}: ${message}`);
-    this.name = "AuditRecordError";
-    this.code = code;
-    this.field = details.field;
+  constructor(code: AuditRecordErrorCode, message: string, details: { subject?: string; line?: number } = {}) {
+    super(code, details.line === undefined ? message : `line ${details.line}: ${message}`, {
+      subject: details.subject,
+    });
     this.line = details.line;
   }
 }

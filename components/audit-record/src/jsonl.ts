@@ -13,13 +13,13 @@ export function validateRecord(value: unknown, line?: number): AuditRecord {
   const first = Value.Errors(AuditRecordSchema, value).First();
   if (first) {
     const field = first.path === "" ? "/" : first.path;
-    throw new AuditRecordError("AUDIT_RECORD_INVALID", `${field}: ${first.message}`, { field, line });
+    throw new AuditRecordError("AUDIT_RECORD_INVALID", `${field}: ${first.message}`, { subject: field, line });
   }
   const record = value as AuditRecord;
   for (const name of Object.keys(record.attributes ?? {})) {
     if (isSensitiveAttribute(name)) {
       throw new AuditRecordError("AUDIT_RECORD_SENSITIVE_FIELD", `attribute ${name} may hold sensitive plaintext`, {
-        field: `/attributes/${name}`,
+        subject: `/attributes/${name}`,
         line,
       });
     }

@@ -51,7 +51,7 @@ test.each([
 ])("an invalid record names the field %s", (field, bad) => {
   const error = errorOf(() => parseRecordLine(JSON.stringify(bad)));
   expect(error.code).toBe("AUDIT_RECORD_INVALID");
-  expect(error.field).toBe(field);
+  expect(error.subject).toBe(field);
 });
 
 test("a missing required field is refused", () => {
@@ -64,7 +64,7 @@ test.each(["passphrase", "api_token", "private_key", "privateKey", "face_templat
   (name) => {
     const error = errorOf(() => encodeRecord({ ...record, attributes: { [name]: "x" } }));
     expect(error.code).toBe("AUDIT_RECORD_SENSITIVE_FIELD");
-    expect(error.field).toBe(`/attributes/${name}`);
+    expect(error.subject).toBe(`/attributes/${name}`);
   },
 );
 

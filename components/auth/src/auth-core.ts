@@ -48,11 +48,11 @@ export const TENANT_HEADER = "x-tenant-id";
 function requireTenant(caller: Caller, header: string | null | undefined): Caller {
   const tenant = header?.trim();
   if (!tenant) {
-    throw new AuthError("AUTH_TENANT_HEADER_MISSING", `${TENANT_HEADER} header missing`, { field: TENANT_HEADER });
+    throw new AuthError("AUTH_TENANT_HEADER_MISSING", `${TENANT_HEADER} header missing`, { subject: TENANT_HEADER });
   }
   if (tenant !== caller.tenantId) {
     throw new AuthError("AUTH_TENANT_MISMATCH", `${TENANT_HEADER} does not match the token's tenant_id`, {
-      field: TENANT_HEADER,
+      subject: TENANT_HEADER,
     });
   }
   return caller;
@@ -109,7 +109,9 @@ export function createAuthCore(options: AuthCoreOptions): AuthCore {
     if (config.disabled) {
       const tenant = request.tenantId?.trim();
       if (!tenant) {
-        throw new AuthError("AUTH_TENANT_HEADER_MISSING", `${TENANT_HEADER} header missing`, { field: TENANT_HEADER });
+        throw new AuthError("AUTH_TENANT_HEADER_MISSING", `${TENANT_HEADER} header missing`, {
+          subject: TENANT_HEADER,
+        });
       }
       return anonymousCaller(tenant);
     }
@@ -118,7 +120,7 @@ export function createAuthCore(options: AuthCoreOptions): AuthCore {
 
   function logRefusal(error: unknown, operation: Operation | undefined): void {
     if (error instanceof AuthError) {
-      const entry = { code: error.code, kind: error.kind, field: error.field, operation, reason: error.message };
+      const entry = { code: error.code, kind: error.kind, subject: error.subject, operation, reason: error.message };
       if (error.kind === "unavailable") logger.warn(entry, "auth: request refused");
       else logger.info(entry, "auth: request refused");
     } else {

@@ -1,3 +1,5 @@
+import { SvcError } from "@svc/common";
+
 /** Stable codes of every refusal the auth module produces. Tests and callers branch on these, never on messages. */
 export const AUTH_ERROR_CODES = [
   "AUTH_CONFIG_INVALID",
@@ -44,37 +46,21 @@ const KIND_OF: Record<Exclude<AuthErrorCode, "AUTH_CONFIG_INVALID">, AuthErrorKi
 export type AuthRefusalCode = keyof typeof KIND_OF;
 
 /** A refused request. `kind` decides the transport status; `code` is stable; the message never holds the token. */
-export class AuthError extends Error {
-  override readonly name = "AuthError";
+export class AuthError extends SvcError<AuthRefusalCode> {
   readonly kind: AuthErrorKind;
-  /** The claim or header at fault, when there is one (`aud`, `tenant_id`, `x-tenant-id`, ...). */
-  readonly field: string | undefined;
 
-  constructor(
-    readonly code: AuthRefusalCode,
-    message: string,
-    options: { field?: string; cause?: unknown } = {},
-  ) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+  /** `subject`: the claim or header at fault, when there is one (`aud`, `tenant_id`, `x-tenant-id`, ...). */
+  constructor(code: AuthRefusalCode, message: string, options: { subject?: string; cause?: unknown } = {}) {
+    // A retry can succeed only when the IdP was unreachable; a refused token stays refused.
+    super(code, message, { ...options, canRetry: KIND_OF[code] === "unavailable" });
     this.kind = KIND_OF[code];
-    this.field = options.field;
-  }
-
-  /** A retry can succeed only when the IdP was unreachable; a refused token stays refused. */
-  get canRetry(): boolean {
-    return this.kind === "unavailable";
   }
 }
 
-/** A bad `SVC_AUTH_*` value: raised at start-up, names the env field. */
-export class AuthConfigError extends Error {
-  override readonly name = "AuthConfigError";
-  readonly code = "AUTH_CONFIG_INVALID" as const;
-  constructor(
-    readonly field: string,
-    message: string,
-  ) {
-    super(`${field}: ${message}`);
+/** A bad `SVC_AUTH_*` value: raised at start-up, names the env field (`subject`). */
+export class AuthConfigError extends SvcError<"AUTH_CONFIG_INVALID"> {
+  constructor(field: string, message: string) {
+    super("AUTH_CONFIG_INVALID", `${field}: ${message}`, { subject: field });
   }
 }
 

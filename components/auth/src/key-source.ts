@@ -149,7 +149,7 @@ export function createKeySource(options: KeySourceOptions): KeySource {
       "AUTH_UNKNOWN_KEY",
       `no key in the issuer's JWKS matches kid ${JSON.stringify(String(header.kid).slice(0, 64))}`,
       {
-        field: "kid",
+        subject: "kid",
       },
     );
   };

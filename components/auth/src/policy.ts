@@ -40,13 +40,13 @@ export function authorize(caller: Caller, operation: Operation): void {
   if (caller.kind === "anonymous") return;
   if (!requirement.anyRole.some((role) => caller.roles.includes(role))) {
     throw new AuthError("AUTH_PERMISSION_DENIED", `${operation} requires role ${requirement.anyRole.join(" or ")}`, {
-      field: "realm_access.roles",
+      subject: "realm_access.roles",
     });
   }
   const missing = requirement.allScopes.filter((scope) => !caller.scopes.includes(scope));
   if (missing.length > 0) {
     throw new AuthError("AUTH_PERMISSION_DENIED", `${operation} requires scope ${missing.join(" ")}`, {
-      field: "scope",
+      subject: "scope",
     });
   }
 }

@@ -28,17 +28,18 @@ export function bearerToken(authorization: string | null | undefined): string {
 
 function mapJoseError(error: unknown): AuthError {
   if (error instanceof AuthError) return error;
-  if (error instanceof errors.JWTExpired) return new AuthError("AUTH_TOKEN_EXPIRED", "token expired", { field: "exp" });
+  if (error instanceof errors.JWTExpired)
+    return new AuthError("AUTH_TOKEN_EXPIRED", "token expired", { subject: "exp" });
   if (error instanceof errors.JWTClaimValidationFailed) {
     if (error.reason === "missing") {
-      return new AuthError("AUTH_CLAIM_MISSING", `token lacks the ${error.claim} claim`, { field: error.claim });
+      return new AuthError("AUTH_CLAIM_MISSING", `token lacks the ${error.claim} claim`, { subject: error.claim });
     }
     if (error.claim === "nbf") {
-      return new AuthError("AUTH_TOKEN_NOT_YET_VALID", "token not yet valid (nbf)", { field: "nbf" });
+      return new AuthError("AUTH_TOKEN_NOT_YET_VALID", "token not yet valid (nbf)", { subject: "nbf" });
     }
-    if (error.claim === "iss") return new AuthError("AUTH_ISSUER_MISMATCH", "issuer mismatch", { field: "iss" });
+    if (error.claim === "iss") return new AuthError("AUTH_ISSUER_MISMATCH", "issuer mismatch", { subject: "iss" });
     return new AuthError("AUTH_TOKEN_MALFORMED", `claim ${error.claim} invalid: ${error.message}`, {
-      field: error.claim,
+      subject: error.claim,
     });
   }
   if (error instanceof errors.JOSEAlgNotAllowed) return new AuthError("AUTH_ALG_NOT_ALLOWED", "alg not allowed");
@@ -46,7 +47,9 @@ function mapJoseError(error: unknown): AuthError {
     return new AuthError("AUTH_SIGNATURE_INVALID", "signature verification failed");
   }
   if (error instanceof errors.JWKSNoMatchingKey || error instanceof errors.JWKSMultipleMatchingKeys) {
-    return new AuthError("AUTH_UNKNOWN_KEY", "no single key in the issuer's JWKS matches the token", { field: "kid" });
+    return new AuthError("AUTH_UNKNOWN_KEY", "no single key in the issuer's JWKS matches the token", {
+      subject: "kid",
+    });
   }
   if (error instanceof errors.JOSENotSupported) return new AuthError("AUTH_ALG_NOT_ALLOWED", error.message);
   if (error instanceof errors.JOSEError)
@@ -57,7 +60,7 @@ function mapJoseError(error: unknown): AuthError {
 function stringClaim(payload: JWTPayload, name: string): string {
   const value = payload[name];
   if (typeof value !== "string" || value === "") {
-    throw new AuthError("AUTH_CLAIM_MISSING", `token lacks the ${name} claim`, { field: name });
+    throw new AuthError("AUTH_CLAIM_MISSING", `token lacks the ${name} claim`, { subject: name });
   }
   return value;
 }
@@ -83,11 +86,11 @@ export async function verifyAccessToken(token: string, options: VerifyOptions): 
   if (token.split(".").length !== 3) throw new AuthError("AUTH_TOKEN_MALFORMED", "token is not a compact JWS");
   if (typeof header.alg !== "string" || !options.algorithms.includes(header.alg)) {
     throw new AuthError("AUTH_ALG_NOT_ALLOWED", `alg ${JSON.stringify(String(header.alg).slice(0, 16))} not allowed`, {
-      field: "alg",
+      subject: "alg",
     });
   }
   if (header.typ !== undefined && !ACCESS_HEADER_TYPES.has(String(header.typ).toLowerCase())) {
-    throw new AuthError("AUTH_WRONG_TOKEN_TYPE", "not an access token (header typ)", { field: "typ" });
+    throw new AuthError("AUTH_WRONG_TOKEN_TYPE", "not an access token (header typ)", { subject: "typ" });
   }
 
   let payload: JWTPayload;
@@ -108,13 +111,13 @@ export async function verifyAccessToken(token: string, options: VerifyOptions): 
   const payloadTyp = typeof payload.typ === "string" ? payload.typ.toLowerCase() : undefined;
   if (payloadTyp !== ACCESS_PAYLOAD_TYPE && !(isRfc9068 && payloadTyp === undefined)) {
     throw new AuthError("AUTH_WRONG_TOKEN_TYPE", `not an access token (typ ${JSON.stringify(payload.typ ?? null)})`, {
-      field: "typ",
+      subject: "typ",
     });
   }
 
   const audiences = typeof payload.aud === "string" ? [payload.aud] : Array.isArray(payload.aud) ? payload.aud : [];
   if (!audiences.some((aud) => options.allowedAudiences.includes(aud))) {
-    throw new AuthError("AUTH_AUDIENCE_MISMATCH", "audience mismatch", { field: "aud" });
+    throw new AuthError("AUTH_AUDIENCE_MISMATCH", "audience mismatch", { subject: "aud" });
   }
 
   const tenantId = stringClaim(payload, "tenant_id");

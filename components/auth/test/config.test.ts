@@ -8,7 +8,7 @@ const ISSUER = "http://127.0.0.1:8082/realms/svc";
 function fieldOf(env: Record<string, string>): string {
   const error = thrownBy(() => parseAuthConfig(env), AuthConfigError);
   expect(error.code).toBe("AUTH_CONFIG_INVALID");
-  return error.field;
+  return error.subject ?? "";
 }
 
 test("defaults: enabled, audience svc-cli, RS256/PS256/ES256, 30 s tolerance and cooldown, 10000 entries", () => {

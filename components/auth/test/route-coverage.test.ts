@@ -23,7 +23,7 @@ test("passes for a covered app; names an early, an unmapped or a stale route", (
     .post("/v2/audit/events", () => "ok");
   const earlyError = thrownBy(() => assertRoutesCovered(early, OPTIONS), AuthConfigError);
   expect(earlyError.code).toBe("AUTH_CONFIG_INVALID");
-  expect(earlyError.field).toBe("GET /admin/keys");
+  expect(earlyError.subject).toBe("GET /admin/keys");
 
   const unmappedApp = new Elysia()
     .use(bearerAuth(core, OPTIONS))
@@ -33,13 +33,13 @@ test("passes for a covered app; names an early, an unmapped or a stale route", (
     .get("/admin/unmapped", () => "ok");
   const unmapped = thrownBy(() => assertRoutesCovered(unmappedApp, OPTIONS), AuthConfigError);
   expect(unmapped.code).toBe("AUTH_CONFIG_INVALID");
-  expect(unmapped.field).toBe("GET /admin/unmapped");
+  expect(unmapped.subject).toBe("GET /admin/unmapped");
 
   const stale = new Elysia()
     .use(bearerAuth(core, OPTIONS))
     .get("/health/ready", () => "ok")
     .get("/admin/keys", () => "ok");
-  expect(thrownBy(() => assertRoutesCovered(stale, OPTIONS), AuthConfigError).field).toBe("POST /v2/audit/events");
+  expect(thrownBy(() => assertRoutesCovered(stale, OPTIONS), AuthConfigError).subject).toBe("POST /v2/audit/events");
 });
 
 test("a public route registered before .use(bearerAuth) is not a gap", () => {

@@ -194,11 +194,11 @@ describe("refused", () => {
 
   test("without tenant_id / principal_id → AUTH_CLAIM_MISSING naming the claim", async () => {
     const noTenant = await expectRefused(await mint(idp, { claims: { tenant_id: undefined } }), "AUTH_CLAIM_MISSING");
-    expect(noTenant.field).toBe("tenant_id");
+    expect(noTenant.subject).toBe("tenant_id");
     const noPrincipal = await expectRefused(
       await mint(idp, { claims: { principal_id: undefined } }),
       "AUTH_CLAIM_MISSING",
     );
-    expect(noPrincipal.field).toBe("principal_id");
+    expect(noPrincipal.subject).toBe("principal_id");
   });
 });

@@ -16,7 +16,7 @@ const withoutElection: ComponentProfile = { name: "endpoint", leaderDuties: [] }
 
 const codeOf = (run: () => unknown) => {
   const error = thrownBy(run, ElectionError);
-  return `${error.code} ${error.field}`;
+  return `${error.code} ${error.subject}`;
 };
 
 test("a supported backend parses; none given means the component's default", () => {

@@ -22,5 +22,5 @@ test.each([
 ])("unsafe timings are refused naming %s", (name, timings) => {
   const error = thrownBy(() => validateLeaseTimings(timings, "backend.lease"), ElectionError);
   expect(error.code).toBe("ELECTION_TIMINGS_INVALID");
-  expect(error.field).toBe(`backend.lease.${name}`);
+  expect(error.subject).toBe(`backend.lease.${name}`);
 });

@@ -1,3 +1,5 @@
+import { SvcError } from "@svc/common";
+
 /** Stable codes of license failures; callers and tests branch on these, never on message text. */
 export const LICENSE_ERROR_CODES = [
   "LICENSE_UNREADABLE",
@@ -11,15 +13,9 @@ export const LICENSE_ERROR_CODES = [
 
 export type LicenseErrorCode = (typeof LICENSE_ERROR_CODES)[number];
 
-export class LicenseError extends Error {
-  readonly code: LicenseErrorCode;
-  /** The license or key file (or config field) the failure is about. */
-  readonly path: string | undefined;
-
-  constructor(code: LicenseErrorCode, message: string, path?: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = "LicenseError";
-    this.code = code;
-    this.path = path;
+/** `subject`: the license or key file (or config field) the failure is about. */
+export class LicenseError extends SvcError<LicenseErrorCode> {
+  constructor(code: LicenseErrorCode, message: string, subject?: string, options?: ErrorOptions) {
+    super(code, message, { subject, cause: options?.cause });
   }
 }

@@ -19,5 +19,5 @@ test.each([
 ])("%j is rejected naming %s", (env, field) => {
   const error = thrownBy(() => parseLicenseConfig(env), LicenseError);
   expect(error.code).toBe("LICENSE_CONFIG_INVALID");
-  expect(error.path).toBe(field);
+  expect(error.subject).toBe(field);
 });

@@ -84,7 +84,7 @@ describe("verifyLicense", () => {
       verifyLicense({ path, publicKeyPem: fx.publicKeyPem, now: NOW, logger: captureLogger().logger }),
     );
     expect(error.code).toBe("LICENSE_EXPIRED");
-    expect(error.path).toBe(path);
+    expect(error.subject).toBe(path);
   });
 
   test("a license signed by another key: LICENSE_INVALID_SIGNATURE", async () => {
@@ -123,7 +123,7 @@ describe("verifyLicense", () => {
     const path = join(fx.dir, "missing.jwt");
     const error = await failure(verifyLicense({ path, publicKeyPem: fx.publicKeyPem, logger: captureLogger().logger }));
     expect(error.code).toBe("LICENSE_UNREADABLE");
-    expect(error.path).toBe(path);
+    expect(error.subject).toBe(path);
   });
 
   test("a directory instead of a file: LICENSE_UNREADABLE", async () => {
@@ -198,7 +198,7 @@ describe("verifyLicense", () => {
       const keyFile = fx.write("license.key.pem", pem);
       const asFile = await failure(verifyLicense({ path, publicKeyFile: keyFile, now: NOW, logger }));
       expect(asFile.code).toBe("LICENSE_KEY_INVALID");
-      expect(asFile.path).toBe(keyFile);
+      expect(asFile.subject).toBe(keyFile);
     });
 
     test.each([

@@ -1,3 +1,5 @@
+import { SvcError } from "@svc/common";
+
 /** Stable codes of the IdP seed's failures; tests assert on these, never on message text. */
 export const IDP_SEED_ERROR_CODES = [
   "IDP_SEED_CONFIG_INVALID",
@@ -8,10 +10,8 @@ export const IDP_SEED_ERROR_CODES = [
 
 export type IdpSeedErrorCode = (typeof IDP_SEED_ERROR_CODES)[number];
 
-export class IdpSeedError extends Error {
-  readonly code: IdpSeedErrorCode;
-  /** The config field or admin API path the failure is about, when there is one. */
-  readonly subject: string | undefined;
+/** `subject`: the config field or admin API path the failure is about. An unreachable IdP may answer later. */
+export class IdpSeedError extends SvcError<IdpSeedErrorCode> {
   /** HTTP status of the failed admin call, when there was a response. */
   readonly status: number | undefined;
 
@@ -21,10 +21,8 @@ export class IdpSeedError extends Error {
     details: { subject?: string; status?: number } = {},
     options?: ErrorOptions,
   ) {
-    super(message, options);
-    this.name = "IdpSeedError";
-    this.code = code;
-    this.subject = details.subject;
+    const canRetry = code === "IDP_UNREACHABLE" || (details.status !== undefined && details.status >= 500);
+    super(code, message, { subject: details.subject, canRetry, cause: options?.cause });
     this.status = details.status;
   }
 }

@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { closeSync, existsSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { waitFor } from "@svc/common";
 import { StackError } from "./errors.ts";
-import { waitFor } from "./wait-for.ts";
 
 export interface DaemonSpec {
   name: string;

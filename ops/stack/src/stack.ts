@@ -1,8 +1,9 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { rejectionsOf } from "@svc/common";
 import type { StackContext, StackService } from "./context.ts";
 import { isAlive, killDaemonNow, readPid, stopDaemon } from "./daemon.ts";
-import { StackError } from "./errors.ts";
+import { StackAggregateError, StackError } from "./errors.ts";
 import { SERVICES } from "./services/index.ts";
 import { pidFileOf } from "./start-server.ts";
 
@@ -112,8 +113,11 @@ export async function up(ctx: StackContext, services = SERVICES): Promise<StackU
           });
         }),
       );
-      const failure = outcomes.find((o): o is PromiseRejectedResult => o.status === "rejected");
-      if (failure) throw failure.reason;
+      const failures = rejectionsOf(outcomes);
+      if (failures.length === 1) throw failures[0];
+      if (failures.length > 1) {
+        throw new StackAggregateError(failures, `${failures.length} servers failed to start`);
+      }
       for (const service of wave) {
         pending.delete(service.name);
         done.add(service.name);

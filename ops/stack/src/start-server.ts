@@ -1,7 +1,7 @@
 import { join } from "node:path";
+import { waitFor } from "@svc/common";
 import type { StackContext, StackService } from "./context.ts";
 import { type DaemonSpec, type RunningDaemon, spawnDaemon } from "./daemon.ts";
-import { waitFor } from "./wait-for.ts";
 
 /** One readiness probe may take this long: a server that accepts but never answers must not stall `up`. */
 export const PROBE_TIMEOUT_MS = 2_000;

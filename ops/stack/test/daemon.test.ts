@@ -2,9 +2,9 @@ import { expect, test } from "bun:test";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { waitFor } from "@svc/common";
 import { isAlive, readPid, spawnDaemon, stopDaemon } from "../src/daemon.ts";
 import { StackError } from "../src/errors.ts";
-import { waitFor } from "../src/wait-for.ts";
 
 const dir = () => mkdtempSync(join(tmpdir(), "daemon-test-"));
 

@@ -1,3 +1,5 @@
+import { SvcError } from "@svc/common";
+
 /** Stable codes of the token helper's failures; tests assert on these, never on message text. */
 export const TOKEN_ERROR_CODES = [
   "TOKEN_CONFIG_INVALID",
@@ -14,8 +16,7 @@ export const TOKEN_ERROR_CODES = [
 
 export type TokenErrorCode = (typeof TOKEN_ERROR_CODES)[number];
 
-export class TokenError extends Error {
-  readonly code: TokenErrorCode;
+export class TokenError extends SvcError<TokenErrorCode> {
   /** What the operator should do (the spec's advice), when there is one. */
   readonly advice: string | undefined;
   /** The IdP's `error` / `error_description`, when the IdP answered. */
@@ -24,12 +25,10 @@ export class TokenError extends Error {
   constructor(
     code: TokenErrorCode,
     message: string,
-    details: { advice?: string; idpError?: { error?: string; description?: string } } = {},
+    details: { advice?: string; idpError?: { error?: string; description?: string }; subject?: string } = {},
     options?: ErrorOptions,
   ) {
-    super(message, options);
-    this.name = "TokenError";
-    this.code = code;
+    super(code, message, { subject: details.subject, canRetry: code === "IDP_UNREACHABLE", cause: options?.cause });
     this.advice = details.advice;
     this.idpError = details.idpError;
   }
