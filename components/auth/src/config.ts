@@ -21,6 +21,12 @@ export type AsymmetricAlgorithm = (typeof ASYMMETRIC_ALGORITHMS)[number];
 
 const csv = (pattern: string) => Type.String({ pattern });
 
+/**
+ * The value `SVC_AUTH_DISABLED_ACKNOWLEDGE` must have for `SVC_AUTH_DISABLED=true` to take effect: turning auth
+ * off takes two explicit settings, so one stray variable (a copied `.env`, a Helm value) cannot do it.
+ */
+export const AUTH_DISABLED_ACKNOWLEDGEMENT = "test-environment-only";
+
 /** The env variables read by the auth module, as strings (the shape `process.env` has). */
 export const AuthEnvSchema = Type.Object(
   {
@@ -31,6 +37,7 @@ export const AuthEnvSchema = Type.Object(
     SVC_AUTH_JWKS_COOLDOWN_SECONDS: Type.Optional(Type.String({ pattern: "^[0-9]+$" })),
     SVC_AUTH_CACHE_MAX_ENTRIES: Type.Optional(Type.String({ pattern: "^[0-9]+$" })),
     SVC_AUTH_DISABLED: Type.Optional(Type.Union([Type.Literal("true"), Type.Literal("false")])),
+    SVC_AUTH_DISABLED_ACKNOWLEDGE: Type.Optional(Type.Literal(AUTH_DISABLED_ACKNOWLEDGEMENT)),
   },
   { additionalProperties: true },
 );
@@ -51,7 +58,7 @@ export const AUTH_LIMITS = {
 } as const;
 
 export interface AuthConfig {
-  /** `true` only when `SVC_AUTH_DISABLED=true` was given explicitly. */
+  /** `true` only when `SVC_AUTH_DISABLED=true` and `SVC_AUTH_DISABLED_ACKNOWLEDGE=test-environment-only` were given. */
   disabled: boolean;
   /** Exact issuer URL (`iss` claim and discovery `issuer`); `undefined` only when disabled. */
   issuer: string | undefined;
@@ -83,7 +90,8 @@ function list(raw: string | undefined): string[] | undefined {
 /**
  * Parses the `SVC_AUTH_*` variables from the env object given (never `process.env` itself). Values are trimmed; an
  * empty or blank one counts as unset, so everything after the schema check sees only non-blank values.
- * A bad value throws `AuthConfigError` naming the variable. Auth is on unless `SVC_AUTH_DISABLED=true`.
+ * A bad value throws `AuthConfigError` naming the variable. Auth is on unless `SVC_AUTH_DISABLED=true` AND
+ * `SVC_AUTH_DISABLED_ACKNOWLEDGE=test-environment-only`; the first without the second is refused.
  */
 export function parseAuthConfig(env: Record<string, string | undefined>): AuthConfig {
   const present: Record<string, string> = {};
@@ -98,9 +106,16 @@ export function parseAuthConfig(env: Record<string, string | undefined>): AuthCo
   }
   const parsed = present as AuthEnv;
   const disabled = parsed.SVC_AUTH_DISABLED === "true";
+  if (disabled && parsed.SVC_AUTH_DISABLED_ACKNOWLEDGE !== AUTH_DISABLED_ACKNOWLEDGEMENT) {
+    throw new AuthConfigError(
+      "SVC_AUTH_DISABLED_ACKNOWLEDGE",
+      `SVC_AUTH_DISABLED=true turns every auth check off and needs SVC_AUTH_DISABLED_ACKNOWLEDGE=` +
+        `${AUTH_DISABLED_ACKNOWLEDGEMENT} as well (test environments only); unset SVC_AUTH_DISABLED to keep auth on`,
+    );
+  }
   const issuer = parsed.SVC_AUTH_ISSUER;
   if (!disabled && issuer === undefined) {
-    throw new AuthConfigError("SVC_AUTH_ISSUER", "required unless SVC_AUTH_DISABLED=true");
+    throw new AuthConfigError("SVC_AUTH_ISSUER", "required unless auth is disabled (SVC_AUTH_DISABLED=true)");
   }
 
   const algorithms = (list(parsed.SVC_AUTH_ALGORITHMS) ?? [...AUTH_DEFAULTS.algorithms]).map((alg) => {

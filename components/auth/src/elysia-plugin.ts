@@ -1,5 +1,6 @@
 import { type AnyElysia, Elysia } from "elysia";
-import { type AuthCore, TENANT_HEADER } from "./auth-core.ts";
+import type { AuthCore } from "./auth-core.ts";
+import { AUTHORIZATION_HEADER, TENANT_HEADER } from "./auth-headers.ts";
 import type { Caller } from "./caller.ts";
 import { AuthError } from "./errors.ts";
 import type { Operation } from "./policy.ts";
@@ -72,8 +73,9 @@ export function bearerAuth(core: AuthCore, options: BearerAuthOptions) {
         core.logger.warn({ code: error.code, route: key }, "auth: request refused");
         throw error;
       }
+      // a repeated HTTP header arrives joined with ", "; the core refuses that (auth-headers.ts)
       const caller = await core.check(
-        { authorization: headers.authorization, tenantId: headers[TENANT_HEADER] },
+        { authorization: headers[AUTHORIZATION_HEADER], tenantId: headers[TENANT_HEADER] },
         operation,
       );
       return { caller };

@@ -10,7 +10,8 @@ import {
   type UntypedHandleCall,
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
-import { type AuthCore, TENANT_HEADER } from "./auth-core.ts";
+import type { AuthCore, AuthRequest } from "./auth-core.ts";
+import { AUTHORIZATION_HEADER, TENANT_HEADER } from "./auth-headers.ts";
 import type { Caller } from "./caller.ts";
 import type { Operation } from "./policy.ts";
 import { authErrorStatus } from "./transport-errors.ts";
@@ -39,15 +40,15 @@ export function callerOf(call: object): Caller {
   return caller;
 }
 
-function firstString(metadata: Metadata, key: string): string | undefined {
-  const value = metadata.get(key)[0];
-  return typeof value === "string" ? value : undefined;
+/** Every value of `key`, not just the first: the core refuses a repeated header (`auth-headers.ts`). */
+function allValues(metadata: Metadata, key: string): string[] {
+  return metadata.get(key).map((value) => (typeof value === "string" ? value : value.toString("latin1")));
 }
 
-function authRequest(call: AnyServerCall) {
+function authRequest(call: AnyServerCall): AuthRequest {
   return {
-    authorization: firstString(call.metadata, "authorization"),
-    tenantId: firstString(call.metadata, TENANT_HEADER),
+    authorization: allValues(call.metadata, AUTHORIZATION_HEADER),
+    tenantId: allValues(call.metadata, TENANT_HEADER),
   };
 }
 

@@ -1,6 +1,18 @@
-import { createLocalJWKSet, errors, type JSONWebKeySet, type JWSHeaderParameters, type JWTVerifyGetKey } from "jose";
+import { createHash } from "node:crypto";
+import {
+  type CryptoKey,
+  calculateJwkThumbprint,
+  createLocalJWKSet,
+  errors,
+  type FlattenedJWSInput,
+  type JSONWebKeySet,
+  type JWK,
+  type JWSHeaderParameters,
+  type JWTVerifyGetKey,
+  type LocalJWKSet,
+} from "jose";
 import type { Logger } from "pino";
-import { AuthError } from "./errors.ts";
+import { AuthConfigError, AuthError } from "./errors.ts";
 
 export interface KeySourceOptions {
   /** Exact issuer; discovery is `${issuer}/.well-known/openid-configuration` and must name this issuer. */
@@ -21,20 +33,63 @@ export interface KeySourceStats {
   jwksFetches: number;
 }
 
+/** A verification key and the identity of the JWKS member it came from (`kid` + RFC 7638 thumbprint). */
+export interface ResolvedKey {
+  key: CryptoKey;
+  keyId: string;
+}
+
 export interface KeySource {
   /** Key resolver for jose `jwtVerify`: unknown kid → one refetch (if the cooldown allows) → `AUTH_UNKNOWN_KEY`. */
   getKey: JWTVerifyGetKey;
+  /** `getKey`, also saying which JWKS member the key is, so what it verified can be dropped when the member goes. */
+  resolveKey(header: JWSHeaderParameters, token: FlattenedJWSInput): Promise<ResolvedKey>;
+  /** Whether the JWKS held now still has the member `keyId`. */
+  holds(keyId: string): boolean;
+  /** `listener` is called after every JWKS load that dropped members, with their ids. */
+  onKeysRemoved(listener: (keyIds: ReadonlySet<string>) => void): void;
+  /**
+   * When the JWKS held is past its max age and the cooldown allows, a promise of its refresh (never rejects: a failed
+   * refresh keeps the old set); otherwise `undefined`, so the common path costs no `await`.
+   */
+  refreshIfStale(): Promise<void> | undefined;
+  /**
+   * Start-up check: fetches discovery and the JWKS. A discovery document naming another issuer is a configuration
+   * error (`AuthConfigError` on `SVC_AUTH_ISSUER`, both values in the message); an unreachable IdP is
+   * `AUTH_IDP_UNAVAILABLE` (`canRetry`).
+   */
+  start(): Promise<void>;
   stats(): KeySourceStats;
 }
 
+interface KeyEntry {
+  keyId: string;
+  /** A jose resolver over this one member: jose's own selection rules (kty, alg, use, key_ops, kid) decide. */
+  resolve: LocalJWKSet;
+}
+
 interface Loaded {
-  resolve: ReturnType<typeof createLocalJWKSet>;
+  entries: KeyEntry[];
+  keyIds: ReadonlySet<string>;
   fetchedAt: number;
+}
+
+/** `kid` + RFC 7638 thumbprint: a member replaced under the same `kid` is a different key. */
+async function keyIdOf(jwk: JWK): Promise<string> {
+  let thumbprint: string;
+  try {
+    thumbprint = await calculateJwkThumbprint(jwk, "sha256");
+  } catch {
+    // a member jose cannot thumbprint (unknown kty): identify it by its whole published form
+    thumbprint = createHash("sha256").update(JSON.stringify(jwk)).digest("base64url");
+  }
+  return `${typeof jwk.kid === "string" ? jwk.kid : ""}#${thumbprint}`;
 }
 
 /**
  * OIDC discovery + JWKS, cached. Every fetch attempt (success or failure) opens a cooldown window during which no
  * further JWKS fetch is made, so a flood of tokens with unknown `kid`s costs the IdP at most one request per window.
+ * After each load, the members that left the set are reported to `onKeysRemoved` listeners (the token cache).
  */
 export function createKeySource(options: KeySourceOptions): KeySource {
   const doFetch = options.fetch ?? fetch;
@@ -42,6 +97,7 @@ export function createKeySource(options: KeySourceOptions): KeySource {
   const maxAgeMs = options.maxAgeMs ?? 10 * 60_000;
   const timeoutMs = options.timeoutMs ?? 5_000;
   const stats: KeySourceStats = { discoveryFetches: 0, jwksFetches: 0 };
+  const removalListeners: Array<(keyIds: ReadonlySet<string>) => void> = [];
   let jwksUri: string | undefined;
   let loaded: Loaded | undefined;
   let lastAttemptAt = Number.NEGATIVE_INFINITY;
@@ -67,15 +123,22 @@ export function createKeySource(options: KeySourceOptions): KeySource {
     }
   }
 
+  /** The JWKS URI from discovery (fetched until it succeeds once). Another issuer named → `AuthConfigError`. */
   async function discover(): Promise<string> {
     if (jwksUri !== undefined) return jwksUri;
     stats.discoveryFetches++;
     const url = `${options.issuer.replace(/\/+$/, "")}/.well-known/openid-configuration`;
     const doc = (await getJson(url, "OIDC discovery")) as { issuer?: unknown; jwks_uri?: unknown };
+    if (typeof doc.issuer !== "string") {
+      throw new AuthError("AUTH_IDP_UNAVAILABLE", `OIDC discovery at ${url} names no issuer`);
+    }
     if (doc.issuer !== options.issuer) {
-      throw new AuthError(
-        "AUTH_IDP_UNAVAILABLE",
-        `OIDC discovery names issuer ${JSON.stringify(doc.issuer)}, configured ${JSON.stringify(options.issuer)}`,
+      // the issuer the key source checks is always the configured SVC_AUTH_ISSUER
+      throw new AuthConfigError(
+        "SVC_AUTH_ISSUER",
+        `is ${JSON.stringify(options.issuer)}, but the OIDC discovery document ${url} names issuer ` +
+          `${JSON.stringify(doc.issuer)}; they must be equal byte for byte (a trailing slash counts), since tokens ` +
+          "carry the discovery issuer in iss",
       );
     }
     if (typeof doc.jwks_uri !== "string" || !/^https?:\/\//.test(doc.jwks_uri)) {
@@ -87,17 +150,31 @@ export function createKeySource(options: KeySourceOptions): KeySource {
 
   async function load(): Promise<Loaded> {
     lastAttemptAt = now();
-    const uri = await discover();
+    let uri: string;
+    try {
+      uri = await discover();
+    } catch (error) {
+      // at request time a misconfigured issuer is an outage of this service (503), reported with its reason
+      if (!(error instanceof AuthConfigError)) throw error;
+      throw new AuthError("AUTH_IDP_UNAVAILABLE", error.message, { subject: error.subject, cause: error });
+    }
     stats.jwksFetches++;
     const jwks = (await getJson(uri, "JWKS")) as JSONWebKeySet;
-    let resolve: Loaded["resolve"];
+    let entries: KeyEntry[];
     try {
-      resolve = createLocalJWKSet(jwks);
+      createLocalJWKSet(jwks); // validates the set as a whole
+      entries = await Promise.all(
+        jwks.keys.map(async (jwk) => ({ keyId: await keyIdOf(jwk), resolve: createLocalJWKSet({ keys: [jwk] }) })),
+      );
     } catch (cause) {
       throw new AuthError("AUTH_IDP_UNAVAILABLE", "JWKS is malformed", { cause });
     }
-    loaded = { resolve, fetchedAt: now() };
-    options.logger?.info({ keys: jwks.keys.length, jwksUri: uri }, "auth: JWKS loaded");
+    const previous = loaded;
+    loaded = { entries, keyIds: new Set(entries.map((entry) => entry.keyId)), fetchedAt: now() };
+    options.logger?.info({ keys: entries.length, jwksUri: uri }, "auth: JWKS loaded");
+    const current = loaded.keyIds;
+    const removed = new Set([...(previous?.keyIds ?? [])].filter((keyId) => !current.has(keyId)));
+    if (removed.size > 0) for (const listener of removalListeners) listener(removed);
     return loaded;
   }
 
@@ -111,8 +188,10 @@ export function createKeySource(options: KeySourceOptions): KeySource {
     return inFlight;
   }
 
+  const isStale = (set: Loaded) => now() - set.fetchedAt >= maxAgeMs;
+
   async function current(): Promise<Loaded> {
-    if (loaded && now() - loaded.fetchedAt < maxAgeMs) return loaded;
+    if (loaded && !isStale(loaded)) return loaded;
     const pending = refetch();
     if (pending) {
       try {
@@ -127,32 +206,62 @@ export function createKeySource(options: KeySourceOptions): KeySource {
     throw new AuthError("AUTH_IDP_UNAVAILABLE", "JWKS not loaded yet and the last attempt failed within the cooldown");
   }
 
-  const getKey: JWTVerifyGetKey = async (header: JWSHeaderParameters, token) => {
-    const set = await current();
-    try {
-      return await set.resolve(header, token);
-    } catch (error) {
-      if (!(error instanceof errors.JWKSNoMatchingKey)) throw error;
-    }
-    const pending = refetch();
-    if (pending) {
-      const fresh = await pending.catch(() => undefined);
-      if (fresh) {
-        try {
-          return await fresh.resolve(header, token);
-        } catch (error) {
-          if (!(error instanceof errors.JWKSNoMatchingKey)) throw error;
-        }
+  /** The one member that matches `header` (jose's rules); several → jose's `JWKSMultipleMatchingKeys`. */
+  async function select(
+    set: Loaded,
+    header: JWSHeaderParameters,
+    token: FlattenedJWSInput,
+  ): Promise<ResolvedKey | undefined> {
+    const found: ResolvedKey[] = [];
+    for (const entry of set.entries) {
+      try {
+        found.push({ key: await entry.resolve(header, token), keyId: entry.keyId });
+      } catch (error) {
+        if (!(error instanceof errors.JWKSNoMatchingKey)) throw error;
       }
     }
+    if (found.length > 1) throw new errors.JWKSMultipleMatchingKeys();
+    return found[0];
+  }
+
+  async function resolveKey(header: JWSHeaderParameters, token: FlattenedJWSInput): Promise<ResolvedKey> {
+    const known = await select(await current(), header, token);
+    if (known) return known;
+    const pending = refetch();
+    const fresh = pending ? await pending.catch(() => undefined) : undefined;
+    const found = fresh ? await select(fresh, header, token) : undefined;
+    if (found) return found;
     throw new AuthError(
       "AUTH_UNKNOWN_KEY",
       `no key in the issuer's JWKS matches kid ${JSON.stringify(String(header.kid).slice(0, 64))}`,
-      {
-        subject: "kid",
-      },
+      { subject: "kid" },
     );
-  };
+  }
 
-  return { getKey, stats: () => ({ ...stats }) };
+  return {
+    getKey: async (header, token) => (await resolveKey(header, token)).key,
+    resolveKey,
+    holds: (keyId) => loaded?.keyIds.has(keyId) ?? false,
+    onKeysRemoved(listener) {
+      removalListeners.push(listener);
+    },
+    refreshIfStale() {
+      if (!loaded || !isStale(loaded)) return undefined;
+      if (!inFlight && now() - lastAttemptAt < options.cooldownMs) return undefined;
+      return current().then(
+        () => undefined,
+        () => undefined,
+      );
+    },
+    async start() {
+      await discover();
+      if (loaded) return;
+      const pending = refetch();
+      if (!pending) {
+        throw new AuthError("AUTH_IDP_UNAVAILABLE", "JWKS not loaded and the last attempt failed within the cooldown");
+      }
+      await pending;
+    },
+    stats: () => ({ ...stats }),
+  };
 }

@@ -45,6 +45,18 @@ export class TokenCache<T> {
     }
   }
 
+  /** Removes every entry whose value `predicate` picks (e.g. tokens verified by a key the IdP removed); returns how many. */
+  deleteWhere(predicate: (value: T) => boolean): number {
+    let deleted = 0;
+    for (const [digest, entry] of this.entries) {
+      if (predicate(entry.value)) {
+        this.entries.delete(digest);
+        deleted++;
+      }
+    }
+    return deleted;
+  }
+
   clear(): void {
     this.entries.clear();
   }

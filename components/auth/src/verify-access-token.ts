@@ -1,5 +1,6 @@
 import { decodeProtectedHeader, errors, type JWTPayload, type JWTVerifyGetKey, jwtVerify } from "jose";
-import type { Caller } from "./caller.ts";
+import { AUTHORIZATION_HEADER, MAX_BEARER_TOKEN_LENGTH } from "./auth-headers.ts";
+import { type Caller, freezeCaller } from "./caller.ts";
 import { AuthError } from "./errors.ts";
 
 export interface VerifyOptions {
@@ -16,15 +17,6 @@ export interface VerifyOptions {
 const ACCESS_HEADER_TYPES = new Set(["jwt", "at+jwt", "application/at+jwt", "application/jwt"]);
 /** Keycloak's payload `typ` of an access token; ID tokens say `ID`, refresh tokens `Refresh` / `Offline`. */
 const ACCESS_PAYLOAD_TYPE = "bearer";
-
-/** Strips `Bearer ` from an `authorization` value; missing or empty → `AUTH_TOKEN_MISSING`. */
-export function bearerToken(authorization: string | null | undefined): string {
-  const value = authorization?.trim();
-  if (!value) throw new AuthError("AUTH_TOKEN_MISSING", "no bearer token (authorization header missing)");
-  const match = /^Bearer\s+(\S+)$/i.exec(value);
-  if (!match?.[1]) throw new AuthError("AUTH_TOKEN_MALFORMED", "authorization header is not `Bearer <token>`");
-  return match[1];
-}
 
 function mapJoseError(error: unknown): AuthError {
   if (error instanceof AuthError) return error;
@@ -72,11 +64,18 @@ function realmRoles(payload: JWTPayload): string[] {
 }
 
 /**
- * Verifies a bearer access token: asymmetric `alg` from the allow-list only, signature against the issuer's JWKS,
- * exact `iss`, `exp`/`nbf` with clock tolerance, audience ∩ allowed audiences, access-token type (not an ID or
- * refresh token), and the `tenant_id` / `principal_id` claims. Every refusal is an `AuthError` with a stable code.
+ * Verifies a bearer access token: asymmetric `alg` from the allow-list only, no `crit` extension, a `kid`, signature
+ * against the issuer's JWKS (never a key the token carries or points at: `jwk`, `jku`, `x5u`, `x5c` are ignored),
+ * exact `iss`, `exp`/`nbf`/`iat` with clock tolerance, audience ∩ allowed audiences, access-token type (not an ID
+ * or refresh token), and the `tenant_id` / `principal_id` claims. Every refusal is an `AuthError` with a stable
+ * code; the caller returned is deep-frozen. A token over `MAX_BEARER_TOKEN_LENGTH` is refused before decoding.
  */
 export async function verifyAccessToken(token: string, options: VerifyOptions): Promise<Caller> {
+  if (token.length > MAX_BEARER_TOKEN_LENGTH) {
+    throw new AuthError("AUTH_TOKEN_TOO_LARGE", `bearer token longer than ${MAX_BEARER_TOKEN_LENGTH} characters`, {
+      subject: AUTHORIZATION_HEADER,
+    });
+  }
   let header: ReturnType<typeof decodeProtectedHeader>;
   try {
     header = decodeProtectedHeader(token);
@@ -89,21 +88,39 @@ export async function verifyAccessToken(token: string, options: VerifyOptions): 
       subject: "alg",
     });
   }
+  // RFC 7515 §4.1.11: a recipient must refuse a JWS whose `crit` lists an extension it does not understand; we
+  // understand none (not even RFC 7797 `b64`, which jose would honour), so any `crit` makes the token malformed.
+  if (header.crit !== undefined) {
+    throw new AuthError("AUTH_TOKEN_MALFORMED", "token header has a crit parameter (no JWS extension is supported)", {
+      subject: "crit",
+    });
+  }
+  // Keycloak always sets kid. Without it jose would try every key of a matching type: a token that verifies while
+  // the IdP publishes one key would fail once a rotation publishes a second, and every such token would cost a
+  // JWKS refetch attempt. Refused before any key is looked up.
+  if (typeof header.kid !== "string" || header.kid === "") {
+    throw new AuthError("AUTH_TOKEN_MALFORMED", "token header has no kid", { subject: "kid" });
+  }
   if (header.typ !== undefined && !ACCESS_HEADER_TYPES.has(String(header.typ).toLowerCase())) {
     throw new AuthError("AUTH_WRONG_TOKEN_TYPE", "not an access token (header typ)", { subject: "typ" });
   }
 
+  const now = (options.now ?? Date.now)();
   let payload: JWTPayload;
   try {
     ({ payload } = await jwtVerify(token, options.getKey, {
       issuer: options.issuer,
       algorithms: [...options.algorithms],
       clockTolerance: options.clockToleranceSeconds,
-      currentDate: new Date((options.now ?? Date.now)()),
+      currentDate: new Date(now),
       requiredClaims: ["exp"],
     }));
   } catch (error) {
     throw mapJoseError(error);
+  }
+  // jose checks iat only against maxTokenAge; a token "issued" in the future is as invalid as one with a future nbf
+  if (typeof payload.iat === "number" && payload.iat > now / 1000 + options.clockToleranceSeconds) {
+    throw new AuthError("AUTH_TOKEN_NOT_YET_VALID", "token issued in the future (iat)", { subject: "iat" });
   }
 
   const headerTyp = String(header.typ ?? "").toLowerCase();
@@ -123,7 +140,7 @@ export async function verifyAccessToken(token: string, options: VerifyOptions): 
   const tenantId = stringClaim(payload, "tenant_id");
   const principalId = stringClaim(payload, "principal_id");
   const scope = typeof payload.scope === "string" ? payload.scope : "";
-  return {
+  return freezeCaller({
     kind: "token",
     principalId,
     tenantId,
@@ -131,5 +148,5 @@ export async function verifyAccessToken(token: string, options: VerifyOptions): 
     scopes: scope.split(/\s+/).filter(Boolean),
     subject: typeof payload.sub === "string" ? payload.sub : undefined,
     tokenExpiresAt: new Date((payload.exp ?? 0) * 1000),
-  };
+  });
 }

@@ -45,10 +45,28 @@ test("explicit values are parsed", () => {
   });
 });
 
+const ACK = { SVC_AUTH_DISABLED_ACKNOWLEDGE: "test-environment-only" } as const;
+
 test("the issuer is required unless auth is disabled explicitly", () => {
   expect(fieldOf({})).toBe("SVC_AUTH_ISSUER");
   expect(fieldOf({ SVC_AUTH_DISABLED: "false" })).toBe("SVC_AUTH_ISSUER");
-  expect(parseAuthConfig({ SVC_AUTH_DISABLED: "true" })).toMatchObject({ disabled: true, issuer: undefined });
+  expect(parseAuthConfig({ SVC_AUTH_DISABLED: "true", ...ACK })).toMatchObject({ disabled: true, issuer: undefined });
+});
+
+test("SVC_AUTH_DISABLED=true alone is refused: it needs SVC_AUTH_DISABLED_ACKNOWLEDGE=test-environment-only", () => {
+  const alone = thrownBy(() => parseAuthConfig({ SVC_AUTH_DISABLED: "true" }), AuthConfigError);
+  expect(alone.code).toBe("AUTH_CONFIG_INVALID");
+  expect(alone.subject).toBe("SVC_AUTH_DISABLED_ACKNOWLEDGE");
+  expect(alone.message).toContain("SVC_AUTH_DISABLED_ACKNOWLEDGE=test-environment-only");
+  // also with an issuer set: the second setting is what makes "off" explicit, not the missing issuer
+  expect(fieldOf({ SVC_AUTH_ISSUER: ISSUER, SVC_AUTH_DISABLED: "true" })).toBe("SVC_AUTH_DISABLED_ACKNOWLEDGE");
+  for (const value of ["true", "yes", "test", "TEST-ENVIRONMENT-ONLY"]) {
+    expect(fieldOf({ SVC_AUTH_DISABLED: "true", SVC_AUTH_DISABLED_ACKNOWLEDGE: value })).toBe(
+      "SVC_AUTH_DISABLED_ACKNOWLEDGE",
+    );
+  }
+  // the acknowledgement alone turns nothing off
+  expect(parseAuthConfig({ SVC_AUTH_ISSUER: ISSUER, ...ACK })).toMatchObject({ disabled: false, issuer: ISSUER });
 });
 
 test("SVC_AUTH_DISABLED accepts only true/false", () => {
@@ -90,6 +108,7 @@ test("values are trimmed, and an empty or blank value counts as unset (the defau
       SVC_AUTH_JWKS_COOLDOWN_SECONDS: "",
       SVC_AUTH_CACHE_MAX_ENTRIES: " 5 ",
       SVC_AUTH_DISABLED: "\t",
+      SVC_AUTH_DISABLED_ACKNOWLEDGE: " ",
     }),
   ).toEqual({
     disabled: false,

@@ -1,8 +1,23 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { Elysia } from "elysia";
-import { type AuthCore, type AuthErrorBody, bearerAuth, createAuthCore, parseAuthConfig } from "../index.ts";
+import {
+  type AuthCore,
+  type AuthErrorBody,
+  bearerAuth,
+  createAuthCore,
+  MAX_BEARER_TOKEN_LENGTH,
+  parseAuthConfig,
+} from "../index.ts";
 import { ROUTE_OPTIONS as OPTIONS } from "./support/routes.ts";
-import { captureLogger, mint, startTestIssuer, type TestIssuer, testConfig } from "./support/test-issuer.ts";
+import {
+  captureLogger,
+  DISABLED_ENV,
+  mint,
+  mintOfLength,
+  startTestIssuer,
+  type TestIssuer,
+  testConfig,
+} from "./support/test-issuer.ts";
 
 function app(core: AuthCore) {
   return new Elysia()
@@ -105,7 +120,7 @@ test("503 JSON when the IdP cannot be reached", async () => {
 });
 
 test("auth disabled: no authorization header, anonymous caller of x-tenant-id; header still required", async () => {
-  const open = app(createAuthCore({ config: parseAuthConfig({ SVC_AUTH_DISABLED: "true" }), ...captureLogger() }));
+  const open = app(createAuthCore({ config: parseAuthConfig(DISABLED_ENV), ...captureLogger() }));
   const response = await open.handle(request("GET", "/admin/keys", undefined, "tenant-z"));
   expect(response.status).toBe(200);
   expect(await response.json()).toEqual({ keys: [], tenant: "tenant-z" });
@@ -161,4 +176,106 @@ test("a public route registered before .use(bearerAuth) is allowed; later routes
   const keys = await publicFirst.handle(request("GET", "/admin/keys", undefined, "tenant-a"));
   expect(keys.status).toBe(401);
   expect(await errorCode(keys)).toBe("AUTH_TOKEN_MISSING");
+});
+
+test("repeated x-tenant-id / authorization headers are refused (HTTP joins repeats with a comma)", async () => {
+  const opsToken = await mint(idp, { claims: { realm_access: { roles: ["ops"] } } });
+  const other = await mint(idp, { claims: { realm_access: { roles: ["ops"] }, tenant_id: "tenant-b" } });
+  const cases: Array<[Array<[string, string]>, number, string]> = [
+    [
+      [
+        ["authorization", `Bearer ${opsToken}`],
+        ["x-tenant-id", "tenant-a"],
+        ["x-tenant-id", "tenant-a"],
+      ],
+      403,
+      "AUTH_TENANT_HEADER_INVALID",
+    ],
+    [
+      [
+        ["authorization", `Bearer ${opsToken}`],
+        ["x-tenant-id", "tenant-a"],
+        ["x-tenant-id", "tenant-b"],
+      ],
+      403,
+      "AUTH_TENANT_HEADER_INVALID",
+    ],
+    [
+      [
+        ["authorization", `Bearer ${opsToken}`],
+        ["authorization", `Bearer ${other}`],
+        ["x-tenant-id", "tenant-a"],
+      ],
+      401,
+      "AUTH_TOKEN_MALFORMED",
+    ],
+    [
+      [
+        ["authorization", `Bearer ${opsToken}`],
+        ["authorization", `Bearer ${opsToken}`],
+        ["x-tenant-id", "tenant-a"],
+      ],
+      401,
+      "AUTH_TOKEN_MALFORMED",
+    ],
+  ];
+  for (const [fields, status, code] of cases) {
+    const headers = new Headers();
+    for (const [name, value] of fields) headers.append(name, value);
+    const response = await app(core).handle(new Request("http://svc.test/admin/keys", { headers }));
+    expect([response.status, await errorCode(response)]).toEqual([status, code]);
+  }
+});
+
+test("x-tenant-id is compared exactly: U+00A0, other Unicode spaces, controls and inner whitespace → 403 AUTH_TENANT_HEADER_INVALID", async () => {
+  const opsToken = await mint(idp, { claims: { realm_access: { roles: ["ops"] } } });
+  const app1 = app(core);
+  for (const tenant of [
+    "tenant-a\u00a0",
+    "\u00a0tenant-a",
+    "tenant-a\u0085",
+    "ten ant-a",
+    "tenant-a\t-x",
+    "tenant-a\u0001",
+  ]) {
+    const response = await app1.handle(request("GET", "/admin/keys", opsToken, tenant));
+    expect({ tenant, status: response.status, code: await errorCode(response) }).toEqual({
+      tenant,
+      status: 403,
+      code: "AUTH_TENANT_HEADER_INVALID",
+    });
+  }
+  // over a real connection too; leading/trailing SP/HTAB are the HTTP parser's to strip (optional whitespace)
+  const server = app(core).listen({ port: 0, hostname: "127.0.0.1" });
+  try {
+    const url = `http://127.0.0.1:${server.server?.port}/admin/keys`;
+    const nbsp = await fetch(url, {
+      headers: { authorization: `Bearer ${opsToken}`, "x-tenant-id": "tenant-a\u00a0" },
+    });
+    expect([nbsp.status, await errorCode(nbsp)]).toEqual([403, "AUTH_TENANT_HEADER_INVALID"]);
+    const ok = await fetch(url, { headers: { authorization: `Bearer ${opsToken}`, "x-tenant-id": "tenant-a" } });
+    expect(ok.status).toBe(200);
+  } finally {
+    await server.stop();
+  }
+});
+
+test(`a token longer than ${MAX_BEARER_TOKEN_LENGTH} characters → 401 AUTH_TOKEN_TOO_LARGE without any JWKS fetch; a normal one passes`, async () => {
+  const fresh = await startTestIssuer();
+  try {
+    const freshApp = app(createAuthCore({ config: testConfig(fresh), ...captureLogger() }));
+    const claims = { realm_access: { roles: ["ops"] } };
+    const tooLarge = await mintOfLength(fresh, MAX_BEARER_TOKEN_LENGTH + 1, { claims });
+    const refused = await freshApp.handle(request("GET", "/admin/keys", tooLarge, "tenant-a"));
+    expect([refused.status, await errorCode(refused)]).toEqual([401, "AUTH_TOKEN_TOO_LARGE"]);
+    expect(refused.headers.get("www-authenticate")).toContain("AUTH_TOKEN_TOO_LARGE");
+    expect(fresh.counts).toEqual({ discovery: 0, jwks: 0 });
+    const largest = await mintOfLength(fresh, MAX_BEARER_TOKEN_LENGTH, { claims });
+    expect((await freshApp.handle(request("GET", "/admin/keys", largest, "tenant-a"))).status).toBe(200);
+    expect(
+      (await freshApp.handle(request("GET", "/admin/keys", await mint(fresh, { claims }), "tenant-a"))).status,
+    ).toBe(200);
+  } finally {
+    await fresh.stop();
+  }
 });

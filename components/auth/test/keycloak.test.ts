@@ -5,7 +5,14 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { rejectionOf, type SeededRealm, seedTestRealm } from "@svc/testkit";
 import { issueToken } from "@svc/token";
-import { type AuthCore, AuthError, createAuthCore, type Operation, parseAuthConfig } from "../index.ts";
+import {
+  AuthConfigError,
+  type AuthCore,
+  AuthError,
+  createAuthCore,
+  type Operation,
+  parseAuthConfig,
+} from "../index.ts";
 import { captureLogger } from "./support/test-issuer.ts";
 
 let realm: SeededRealm;
@@ -14,6 +21,7 @@ let core: AuthCore;
 beforeAll(async () => {
   realm = await seedTestRealm("auth");
   core = createAuthCore({ config: parseAuthConfig({ SVC_AUTH_ISSUER: realm.issuer }), ...captureLogger() });
+  await core.start(); // the start-up check against the real discovery document
 }, 60_000);
 
 afterAll(async () => {
@@ -38,6 +46,17 @@ test("a seeded security token with audit:read lists; the caller carries principa
   expect(caller.roles).toEqual(expect.arrayContaining(["security", "audit-only", "audit-exporter"]));
   expect(caller.scopes).toContain("audit:read");
   expect(core.stats()).toMatchObject({ discoveryFetches: 1, jwksFetches: 1 });
+});
+
+test("start() refuses SVC_AUTH_ISSUER with a trailing slash against Keycloak's own discovery document", async () => {
+  const slashed = createAuthCore({
+    config: parseAuthConfig({ SVC_AUTH_ISSUER: `${realm.issuer}/` }),
+    ...captureLogger(),
+  });
+  const error = await rejectionOf(slashed.start(), AuthConfigError);
+  expect(error.subject).toBe("SVC_AUTH_ISSUER");
+  expect(error.message).toContain(JSON.stringify(realm.issuer));
+  expect(error.message).toContain(JSON.stringify(`${realm.issuer}/`));
 });
 
 test("a scope-less security token is refused for audit list and export", async () => {

@@ -3,10 +3,10 @@ import { thrownBy } from "@svc/testkit";
 import { Elysia } from "elysia";
 import { AuthConfigError, assertRoutesCovered, bearerAuth, createAuthCore, parseAuthConfig } from "../index.ts";
 import { ROUTE_OPTIONS as OPTIONS } from "./support/routes.ts";
-import { captureLogger } from "./support/test-issuer.ts";
+import { captureLogger, DISABLED_ENV } from "./support/test-issuer.ts";
 
 // the check reads only the app's routes, so a core with auth disabled is enough here
-const core = createAuthCore({ config: parseAuthConfig({ SVC_AUTH_DISABLED: "true" }), ...captureLogger() });
+const core = createAuthCore({ config: parseAuthConfig(DISABLED_ENV), ...captureLogger() });
 
 test("passes for a covered app; names an early, an unmapped or a stale route", () => {
   const covered = new Elysia()

@@ -41,3 +41,15 @@ test("maxEntries 0 disables caching", () => {
   cache.set("a", 1, 10);
   expect(cache.get("a")).toBeUndefined();
 });
+
+test("deleteWhere removes exactly the entries the predicate picks and says how many", () => {
+  const cache = new TokenCache<{ keyId: string }>(10, () => 0);
+  cache.set("a", { keyId: "k1" }, 10);
+  cache.set("b", { keyId: "k2" }, 10);
+  cache.set("c", { keyId: "k1" }, 10);
+  expect(cache.deleteWhere((value) => value.keyId === "k1")).toBe(2);
+  expect(cache.size).toBe(1);
+  expect(cache.get("a")).toBeUndefined();
+  expect(cache.get("b")).toEqual({ keyId: "k2" });
+  expect(cache.deleteWhere(() => false)).toBe(0);
+});

@@ -2,11 +2,13 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createPublicKey } from "node:crypto";
 import { rejectionOf } from "@svc/testkit";
 import { exportSPKI, importJWK, SignJWT } from "jose";
-import { AuthError, type AuthRefusalCode, bearerToken, createAuthCore } from "../index.ts";
+import { AuthError, type AuthRefusalCode, bearerToken, createAuthCore, MAX_BEARER_TOKEN_LENGTH } from "../index.ts";
 import {
   b64url,
   captureLogger,
+  countingServer,
   mint,
+  mintOfLength,
   newKey,
   startTestIssuer,
   type TestIssuer,
@@ -200,5 +202,156 @@ describe("refused", () => {
       "AUTH_CLAIM_MISSING",
     );
     expect(noPrincipal.subject).toBe("principal_id");
+  });
+});
+
+/** The IdP's discovery + JWKS request counts moved by `run` (0/0: the refusal came before any key lookup). */
+async function fetchesDuring(run: () => Promise<unknown>): Promise<{ discovery: number; jwks: number }> {
+  const before = { ...idp.counts };
+  await run();
+  return { discovery: idp.counts.discovery - before.discovery, jwks: idp.counts.jwks - before.jwks };
+}
+
+describe("crit", () => {
+  test("an unknown crit extension → AUTH_TOKEN_MALFORMED naming crit (not AUTH_ALG_NOT_ALLOWED), no key fetched", async () => {
+    const token = await mint(idp, {
+      header: { crit: ["urn:example:policy"], "urn:example:policy": "strict" },
+      signOptions: { crit: { "urn:example:policy": true } },
+    });
+    let error: AuthError | undefined;
+    expect(await fetchesDuring(async () => (error = await refusal(token)))).toEqual({ discovery: 0, jwks: 0 });
+    expect([error?.code, error?.subject, error?.kind]).toEqual(["AUTH_TOKEN_MALFORMED", "crit", "unauthenticated"]);
+  });
+
+  test("crit naming b64 (RFC 7797, which jose understands) is refused too: we support no extension", async () => {
+    const token = await mint(idp, { header: { crit: ["b64"], b64: true } });
+    const error = await expectRefused(token, "AUTH_TOKEN_MALFORMED");
+    expect(error.subject).toBe("crit");
+  });
+
+  test("a malformed crit (empty, not a list) → AUTH_TOKEN_MALFORMED", async () => {
+    const [, payload, signature] = (await mint(idp)).split(".");
+    for (const crit of [[], "exp", [1]]) {
+      const header = b64url({ alg: "RS256", kid: idp.key.kid, typ: "JWT", crit });
+      expect((await expectRefused(`${header}.${payload}.${signature}`, "AUTH_TOKEN_MALFORMED")).subject).toBe("crit");
+    }
+  });
+});
+
+describe("iat", () => {
+  const now = () => Math.floor(Date.now() / 1000);
+
+  test("iat 10 minutes in the future → AUTH_TOKEN_NOT_YET_VALID naming iat", async () => {
+    const iat = now() + 600;
+    const error = await expectRefused(await mint(idp, { claims: { iat, exp: iat + 300 } }), "AUTH_TOKEN_NOT_YET_VALID");
+    expect(error.subject).toBe("iat");
+  });
+
+  test("iat 10 years in the future → AUTH_TOKEN_NOT_YET_VALID naming iat", async () => {
+    const iat = now() + 10 * 365 * 86_400;
+    const error = await expectRefused(await mint(idp, { claims: { iat, exp: iat + 300 } }), "AUTH_TOKEN_NOT_YET_VALID");
+    expect(error.subject).toBe("iat");
+  });
+
+  test("iat just beyond the clock tolerance is refused; within it (a skewed IdP clock) is accepted", async () => {
+    const beyond = now() + 31 + 5; // default tolerance 30 s; 5 s of slack for a slow test
+    await expectRefused(await mint(idp, { claims: { iat: beyond } }), "AUTH_TOKEN_NOT_YET_VALID");
+    for (const iat of [now() + 20, now(), now() - 3600]) {
+      const caller = await core().authenticate({
+        authorization: `Bearer ${await mint(idp, { claims: { iat } })}`,
+        tenantId: "tenant-a",
+      });
+      expect(caller.tenantId).toBe("tenant-a");
+    }
+  });
+
+  test("a non-numeric iat → AUTH_TOKEN_MALFORMED naming iat", async () => {
+    expect((await expectRefused(await mint(idp, { claims: { iat: "soon" } }), "AUTH_TOKEN_MALFORMED")).subject).toBe(
+      "iat",
+    );
+  });
+});
+
+describe("key-locating header parameters (jku, x5u, jwk) are never followed or trusted", () => {
+  test("jku / x5u pointing at a server: no request is made to it; the token verifies against the configured JWKS only", async () => {
+    const attacker = await newKey("attacker-jku");
+    const target = countingServer({ keys: [attacker.publicJwk] });
+    try {
+      const refs = { jku: `${target.url}/jwks.json`, x5u: `${target.url}/cert.pem` };
+      // signed by the IdP's key: accepted, the references ignored
+      const honest = await mint(idp, { header: refs });
+      expect((await core().authenticate({ authorization: `Bearer ${honest}`, tenantId: "tenant-a" })).tenantId).toBe(
+        "tenant-a",
+      );
+      // signed by a key only the referenced set holds: refused
+      await expectRefused(await mint(idp, { key: attacker, header: refs }), "AUTH_UNKNOWN_KEY");
+      // the same, reusing the IdP's kid: the IdP's key does not verify it
+      await expectRefused(
+        await mint(idp, { key: { ...attacker, kid: idp.key.kid }, header: refs }),
+        "AUTH_SIGNATURE_INVALID",
+      );
+      expect(target.requests()).toBe(0);
+    } finally {
+      target.stop();
+    }
+  });
+
+  test("a token signed by an attacker key carried in the jwk header is refused", async () => {
+    const attacker = await newKey("attacker-jwk");
+    await expectRefused(await mint(idp, { key: attacker, header: { jwk: attacker.publicJwk } }), "AUTH_UNKNOWN_KEY");
+    await expectRefused(
+      await mint(idp, { key: { ...attacker, kid: idp.key.kid }, header: { jwk: attacker.publicJwk } }),
+      "AUTH_SIGNATURE_INVALID",
+    );
+    const { kid: _kid, ...jwkWithoutKid } = attacker.publicJwk;
+    await expectRefused(
+      await mint(idp, { key: attacker, header: { kid: undefined, jwk: jwkWithoutKid } }),
+      "AUTH_TOKEN_MALFORMED",
+    );
+  });
+});
+
+describe("kid", () => {
+  test("a token without kid → AUTH_TOKEN_MALFORMED naming kid, before any key lookup (even with a single matching key)", async () => {
+    const token = await mint(idp, { header: { kid: undefined } });
+    let error: AuthError | undefined;
+    expect(await fetchesDuring(async () => (error = await refusal(token)))).toEqual({ discovery: 0, jwks: 0 });
+    expect([error?.code, error?.subject]).toEqual(["AUTH_TOKEN_MALFORMED", "kid"]);
+    for (const kid of ["", 42]) {
+      expect((await expectRefused(await mint(idp, { header: { kid } }), "AUTH_TOKEN_MALFORMED")).subject).toBe("kid");
+    }
+  });
+});
+
+describe("size", () => {
+  test(`a token of ${MAX_BEARER_TOKEN_LENGTH} characters is accepted; one more → AUTH_TOKEN_TOO_LARGE before any key lookup`, async () => {
+    expect(MAX_BEARER_TOKEN_LENGTH).toBe(8192);
+    const largest = await mintOfLength(idp, MAX_BEARER_TOKEN_LENGTH);
+    const caller = await core().authenticate({ authorization: `Bearer ${largest}`, tenantId: "tenant-a" });
+    expect(caller.tenantId).toBe("tenant-a");
+    const tooLarge = await mintOfLength(idp, MAX_BEARER_TOKEN_LENGTH + 1);
+    let error: AuthError | undefined;
+    expect(await fetchesDuring(async () => (error = await refusal(tooLarge)))).toEqual({ discovery: 0, jwks: 0 });
+    expect([error?.code, error?.kind, error?.subject]).toEqual([
+      "AUTH_TOKEN_TOO_LARGE",
+      "unauthenticated",
+      "authorization",
+    ]);
+  });
+
+  test("a validly signed 2 MB token → AUTH_TOKEN_TOO_LARGE, not verified, not hashed into the cache", async () => {
+    const huge = await mint(idp, { claims: { pad: "x".repeat(1_500_000) } });
+    expect(huge.length).toBeGreaterThan(2_000_000);
+    const fresh = createAuthCore({ config: testConfig(idp), ...captureLogger() });
+    const error = await rejectionOf(
+      fresh.authenticate({ authorization: `Bearer ${huge}`, tenantId: "tenant-a" }),
+      AuthError,
+    );
+    expect(error.code).toBe("AUTH_TOKEN_TOO_LARGE");
+    expect(fresh.stats()).toMatchObject({ signatureVerifications: 0, cacheSize: 0, jwksFetches: 0 });
+    expect(() => bearerToken(`Bearer ${huge}`)).toThrow(expect.objectContaining({ code: "AUTH_TOKEN_TOO_LARGE" }));
+    expect(() => bearerToken(`Bearer ${"a".repeat(MAX_BEARER_TOKEN_LENGTH + 1)}`)).toThrow(
+      expect.objectContaining({ code: "AUTH_TOKEN_TOO_LARGE" }),
+    );
   });
 });

@@ -1,4 +1,4 @@
-import { exportJWK, generateKeyPair, type JWK, type JWTPayload, SignJWT } from "jose";
+import { exportJWK, generateKeyPair, type JWK, type JWTPayload, SignJWT, type SignOptions } from "jose";
 import pino, { type Logger } from "pino";
 import { type AuthConfig, parseAuthConfig } from "../../index.ts";
 
@@ -68,6 +68,12 @@ export async function startTestIssuer(options: { discoveryIssuer?: (issuer: stri
     publish(key: TestKey) {
       published.push(key);
     },
+    /** Takes the key with this `kid` out of the JWKS (the IdP rotated it out). */
+    unpublish(kid: string) {
+      const index = published.findIndex((key) => key.kid === kid);
+      if (index < 0) throw new Error(`no published key ${kid}`);
+      published.splice(index, 1);
+    },
     failJwks(statusCode: number) {
       jwksStatus = statusCode;
     },
@@ -82,7 +88,10 @@ export interface MintOptions {
   key?: TestKey;
   /** Overrides (`undefined` deletes the claim). */
   claims?: Record<string, unknown>;
+  /** Header overrides (`undefined` deletes the parameter, e.g. `{ kid: undefined }`). */
   header?: Record<string, unknown>;
+  /** jose sign options, e.g. `{ crit: { "urn:x": true } }` to sign a header with a `crit` parameter. */
+  signOptions?: SignOptions;
   /** Epoch seconds used for iat and as the base of exp (default: real now). */
   nowSeconds?: number;
   ttlSeconds?: number;
@@ -107,14 +116,62 @@ export async function mint(idp: TestIssuer, options: MintOptions = {}): Promise<
     ...options.claims,
   };
   for (const [name, value] of Object.entries(claims)) if (value === undefined) delete claims[name];
+  const header: Record<string, unknown> = { alg: key.alg, kid: key.kid, typ: "JWT", ...options.header };
+  for (const [name, value] of Object.entries(header)) if (value === undefined) delete header[name];
   return new SignJWT(claims as JWTPayload)
-    .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: "JWT", ...options.header } as { alg: string })
-    .sign(key.privateKey);
+    .setProtectedHeader(header as { alg: string })
+    .sign(key.privateKey, options.signOptions);
+}
+
+/**
+ * A valid token of exactly `length` characters, grown with a `pad` claim and a `pad` header parameter (base64url
+ * cannot reach every length by the payload alone).
+ */
+export async function mintOfLength(idp: TestIssuer, length: number, options: MintOptions = {}): Promise<string> {
+  const base = await mint(idp, options);
+  for (let headerPad = 0; headerPad < 4; headerPad++) {
+    let pad = Math.max(0, Math.floor(((length - base.length) * 3) / 4) - 48);
+    for (;;) {
+      const token = await mint(idp, {
+        ...options,
+        claims: { ...options.claims, pad: "p".repeat(pad) },
+        header: { ...options.header, pad: "h".repeat(headerPad) },
+      });
+      if (token.length === length) return token;
+      if (token.length > length) break;
+      pad++;
+    }
+  }
+  throw new Error(`cannot mint a token of exactly ${length} characters`);
+}
+
+/** An HTTP server on 127.0.0.1:0 that counts every request it gets (a `jku` / `x5u` target that must stay unread). */
+export function countingServer(body: unknown = { keys: [] }) {
+  let requests = 0;
+  const server = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    fetch(): Response {
+      requests++;
+      return Response.json(body);
+    },
+  });
+  return {
+    url: `http://127.0.0.1:${server.port}`,
+    requests: () => requests,
+    stop: () => server.stop(true),
+  };
 }
 
 export function testConfig(idp: TestIssuer, env: Record<string, string> = {}): AuthConfig {
   return parseAuthConfig({ SVC_AUTH_ISSUER: idp.issuer, ...env });
 }
+
+/** Auth explicitly off, as a test environment sets it: both variables (see README "Auth disabled"). */
+export const DISABLED_ENV = {
+  SVC_AUTH_DISABLED: "true",
+  SVC_AUTH_DISABLED_ACKNOWLEDGE: "test-environment-only",
+} as const;
 
 /** A pino logger whose JSON lines land in `lines` (to assert on what is logged, and what is not). */
 export function captureLogger(): { logger: Logger; lines: string[]; text: () => string } {
