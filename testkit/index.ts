@@ -1,7 +1,16 @@
 export { waitFor } from "@svc/common";
+export {
+  CLEANUP_SIGNALS,
+  type CleanupSignal,
+  cleanupOnSignal,
+  type SignalCleanup,
+  type SignalCleanupOptions,
+} from "./src/cleanup-on-signal.ts";
+export { describeWithServers, serversAllowed } from "./src/describe-with-servers.ts";
 export { rejectionOf, thrownBy } from "./src/errors.ts";
 export { hangUpListener } from "./src/hang-up-listener.ts";
 export { createTestNamespace, type TestNamespace } from "./src/kube-namespace.ts";
 export { bucketPrefix, leaseName, randomName, realmUserName, topicName } from "./src/names.ts";
+export { type PrivateStack, preparePrivateStack } from "./src/private-stack.ts";
 export { type SeededRealm, seedTestRealm } from "./src/seeded-realm.ts";
 export { type StackEnv, stackEnv } from "./src/stack-env.ts";

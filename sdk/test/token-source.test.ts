@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { rejectionOf, waitFor } from "@svc/testkit";
+import { hangUpListener, rejectionOf, waitFor } from "@svc/testkit";
 import { createRemoteJWKSet, decodeJwt, generateKeyPair, jwtVerify, SignJWT } from "jose";
 import {
   createClient,
@@ -13,7 +13,7 @@ import {
   TokenSource,
   type TokenSourceOptions,
 } from "../index.ts";
-import { type CountingIdp, closedPort, startCountingIdp } from "./support/counting-idp.ts";
+import { type CountingIdp, startCountingIdp } from "./support/counting-idp.ts";
 import { createTestRealm, type TestRealm } from "./support/keycloak-realm.ts";
 import { startTestServer, type TestServer } from "./support/test-server.ts";
 
@@ -288,19 +288,27 @@ describe("renewal failures", () => {
     }
   });
 
-  test("an IdP that is not listening: SDK_REFRESH_FAILED once the access token has expired", async () => {
+  test("an IdP that hangs up without answering: SDK_REFRESH_FAILED once the access token has expired", async () => {
+    // A listener of the test's own that closes every connection: its port stays taken for the whole test, unlike a
+    // released port, which another process could take before the SDK dials it.
+    const idp = hangUpListener();
     const now = Math.floor(Date.now() / 1000);
     const client = createClient({
       address: server.address,
       secure: false,
       access_token: await forged({ iat: now - 100, exp: now - 1 }),
       refresh_token: "opaque-refresh",
-      idp: { token_endpoint: `http://127.0.0.1:${await closedPort()}/token` },
+      idp: { token_endpoint: `${idp.url}/token` },
     });
     try {
-      expect((await rejectionOf(client.health(), SdkError)).code).toBe("SDK_REFRESH_FAILED");
+      const error = await rejectionOf(client.health(), SdkError);
+      expect(error.code).toBe("SDK_REFRESH_FAILED");
+      // No HTTP answer at all (a refused token would name the refresh_token instead).
+      expect(error.subject).toBe("idp");
+      expect(error.canRetry).toBe(true);
     } finally {
       client.close();
+      idp.stop();
     }
   });
 

@@ -1,45 +1,35 @@
 /**
  * Global setup of `bun test` (bunfig.toml preload), run once per test run:
  * - SVC_STACK_* already set (e.g. `set -a; . <state>/stack.env`): the tests use that stack and stop nothing;
- * - SVC_TEST_NO_STACK=1: no stack (tests that need one fail with STACK_ENV_INCOMPLETE);
+ * - SVC_TEST_NO_STACK=1: no server at all (`serversAllowed`); tests that need the stack fail with
+ *   STACK_ENV_INCOMPLETE;
  * - otherwise: a private stack on free loopback ports in a temporary state directory, started here and stopped
- *   (data purged) after the last test; killed at once if the run exits early.
+ *   (data purged) after the last test; killed at once if the run exits early, and killed and purged on SIGTERM,
+ *   SIGINT or SIGHUP (`preparePrivateStack`).
  */
 import { afterAll } from "bun:test";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { createContext, createProgress, down, freePort, killAllNow, up } from "@svc/stack";
+import { createProgress, up } from "@svc/stack";
+import { serversAllowed } from "./describe-with-servers.ts";
+import { preparePrivateStack } from "./private-stack.ts";
 import { missingStackKeys } from "./stack-env.ts";
 
-const PORT_KEYS = [
-  "POSTGRES_PORT",
-  "KAFKA_PORT",
-  "KAFKA_CONTROLLER_PORT",
-  "MINIO_PORT",
-  "MINIO_CONSOLE_PORT",
-  "KEYCLOAK_PORT",
-  "KEYCLOAK_MANAGEMENT_PORT",
-  "ETCD_PORT",
-  "ETCD_PEER_PORT",
-  "KUBE_APISERVER_PORT",
-];
+/** Stopping six servers one after another, each allowed its grace period: far beyond the per-test timeout. */
+const STOP_TIMEOUT_MS = 180_000;
 
 async function startPrivateStack(): Promise<void> {
-  const stateDir = mkdtempSync(join(tmpdir(), "svc-test-stack-"));
-  const env: Record<string, string | undefined> = { ...process.env };
-  for (const key of PORT_KEYS) env[`SVC_STACK_${key}`] = String(await freePort());
-  const ctx = createContext(env, { stateDir, progress: createProgress() });
-  process.on("exit", () => killAllNow(stateDir));
+  const stack = await preparePrivateStack({ progress: createProgress() });
   const started = performance.now();
-  const result = await up(ctx);
-  process.stderr.write(`test stack up in ${Math.round(performance.now() - started) / 1000}s (${stateDir})\n`);
-  Object.assign(process.env, result.env);
-  afterAll(async () => {
-    await down(ctx, { purge: true });
-  });
+  try {
+    Object.assign(process.env, (await up(stack.ctx)).env);
+  } catch (error) {
+    await stack.remove();
+    throw error;
+  }
+  const seconds = Math.round(performance.now() - started) / 1000;
+  process.stderr.write(`test stack up in ${seconds}s (${stack.ctx.stateDir})\n`);
+  afterAll(() => stack.remove(), STOP_TIMEOUT_MS);
 }
 
-if (process.env.SVC_TEST_NO_STACK !== "1" && missingStackKeys(process.env).length > 0) {
+if (serversAllowed() && missingStackKeys(process.env).length > 0) {
   await startPrivateStack();
 }

@@ -12,7 +12,12 @@ export interface SeededRealm {
   remove(): Promise<void>;
 }
 
-export async function seedTestRealm(purpose = "realm", tenantId = randomName("tenant")): Promise<SeededRealm> {
+/** Seeds a realm of the caller's own (random name) with `userPassword` for the seeded users (random by default). */
+export async function seedTestRealm(
+  purpose = "realm",
+  tenantId = randomName("tenant"),
+  userPassword = randomName("pw"),
+): Promise<SeededRealm> {
   const { idp } = stackEnv();
   const seed: SeedOptions = {
     url: idp.url,
@@ -20,7 +25,7 @@ export async function seedTestRealm(purpose = "realm", tenantId = randomName("te
     clientId: "svc-cli",
     adminUser: idp.adminUser,
     adminPassword: idp.adminPassword,
-    userPassword: randomName("pw"),
+    userPassword,
     tenantId,
   };
   const admin = new AdminClient(seed);

@@ -1,12 +1,21 @@
-import { expect, test } from "bun:test";
-import { mkdtempSync } from "node:fs";
+import { afterEach, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { waitFor } from "@svc/common";
 import { isAlive, readPid, spawnDaemon, stopDaemon } from "../src/daemon.ts";
 import { StackError } from "../src/errors.ts";
 
-const dir = () => mkdtempSync(join(tmpdir(), "daemon-test-"));
+/** Directories of the running test, deleted after it. */
+const made: string[] = [];
+const dir = () => {
+  const path = mkdtempSync(join(tmpdir(), "daemon-test-"));
+  made.push(path);
+  return path;
+};
+afterEach(() => {
+  for (const path of made.splice(0)) rmSync(path, { recursive: true, force: true });
+});
 
 test("a daemon runs in its own process group and stopDaemon ends it", async () => {
   const d = dir();
@@ -22,7 +31,8 @@ test("a daemon runs in its own process group and stopDaemon ends it", async () =
   expect(readPid(pidFile)).toBe(daemon.pid);
   expect(isAlive(daemon.pid)).toBe(true);
   expect(await stopDaemon(pidFile, 5_000)).toBe(true);
-  expect(isAlive(daemon.pid)).toBe(false);
+  // stopDaemon returns once the process has exited (a zombie counts); this process reaps it a moment later.
+  await waitFor("reaped", async () => (isAlive(daemon.pid) ? undefined : true), { timeoutMs: 5_000, intervalMs: 10 });
   expect(readPid(pidFile)).toBeUndefined();
   expect(await stopDaemon(pidFile)).toBe(false);
 });

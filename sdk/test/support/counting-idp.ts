@@ -39,11 +39,3 @@ export function startCountingIdp(
     stop: () => server.stop(true),
   };
 }
-
-/** The port of a server bound to port 0 and closed again: nothing listens there (no fixed port). */
-export async function closedPort(): Promise<number> {
-  const server = Bun.serve({ port: 0, fetch: () => new Response("") });
-  const port = server.port ?? 0;
-  await server.stop(true);
-  return port;
-}
