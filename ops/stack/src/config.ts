@@ -6,11 +6,30 @@ import { StackError } from "./errors.ts";
 
 const Port = Type.Integer({ minimum: 1, maximum: 65535 });
 const Name = Type.String({ minLength: 1 });
+/** A JVM heap in MiB (-Xms = -Xmx). */
+const HeapMb = Type.Integer({ minimum: 128, maximum: 65536 });
+const MiB = 1024 * 1024;
+/** Kafka's legal topic names (`Topic.validate`): up to 249 of [a-zA-Z0-9._-], neither "." nor "..". */
+const TopicName = Type.String({ pattern: "^(?!\\.{1,2}$)[a-zA-Z0-9._-]{1,249}$" });
 
 export const StackConfigSchema = Type.Object(
   {
     postgres: Type.Object({ port: Port, user: Name, password: Name, database: Name }, { additionalProperties: false }),
-    kafka: Type.Object({ port: Port, controller_port: Port }, { additionalProperties: false }),
+    kafka: Type.Object(
+      {
+        port: Port,
+        controller_port: Port,
+        heap_mb: HeapMb,
+        topics: Type.Array(TopicName, { uniqueItems: true }),
+        topic_partitions: Type.Integer({ minimum: 1, maximum: 1000 }),
+        retention_hours: Type.Integer({ minimum: 1 }),
+        /** Per partition (Kafka's log.retention.bytes). */
+        retention_bytes: Type.Integer({ minimum: MiB }),
+        /** log.segment.bytes is a Java int of at least 1 MiB. */
+        segment_bytes: Type.Integer({ minimum: MiB, maximum: 2 ** 31 - 1 }),
+      },
+      { additionalProperties: false },
+    ),
     minio: Type.Object(
       {
         port: Port,
@@ -24,7 +43,7 @@ export const StackConfigSchema = Type.Object(
       { additionalProperties: false },
     ),
     keycloak: Type.Object(
-      { port: Port, management_port: Port, admin_user: Name, admin_password: Name },
+      { port: Port, management_port: Port, admin_user: Name, admin_password: Name, heap_mb: HeapMb },
       { additionalProperties: false },
     ),
     etcd: Type.Object({ port: Port, peer_port: Port }, { additionalProperties: false }),

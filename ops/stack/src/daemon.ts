@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import { closeSync, existsSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { waitFor } from "@svc/common";
 import { StackError } from "./errors.ts";
+import { isZombie, startTimeOf } from "./proc-process.ts";
 
 export interface DaemonSpec {
   name: string;
@@ -46,17 +47,48 @@ export function spawnDaemon(spec: DaemonSpec): RunningDaemon {
       );
     });
     child.unref();
-    writeFileSync(spec.pidFile, `${child.pid}\n`);
+    // The start time beside the pid: a pid that another process reuses later (after a reboot) is not ours.
+    writeFileSync(spec.pidFile, `${child.pid}\n${startTimeOf(child.pid) ?? ""}\n`);
     return { name: spec.name, pid: child.pid, exitError: () => exited };
   } finally {
     closeSync(log);
   }
 }
 
-export function readPid(pidFile: string): number | undefined {
+/** A pid file's content: the pid, and the process's start time when it was known (older files lack it). */
+export interface PidRecord {
+  pid: number;
+  startTime: string | undefined;
+}
+
+export function readPidRecord(pidFile: string): PidRecord | undefined {
   if (!existsSync(pidFile)) return undefined;
-  const pid = Number.parseInt(readFileSync(pidFile, "utf8").trim(), 10);
-  return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+  return parsePidRecord(readFileSync(pidFile, "utf8"));
+}
+
+/** "<pid>\n<start time>\n"; the start time may be missing or empty. */
+export function parsePidRecord(text: string): PidRecord | undefined {
+  const [first, second] = text.split("\n");
+  const pid = Number.parseInt(first?.trim() ?? "", 10);
+  if (!Number.isInteger(pid) || pid <= 0) return undefined;
+  const startTime = second?.trim();
+  return { pid, startTime: startTime === "" ? undefined : startTime };
+}
+
+export function readPid(pidFile: string): number | undefined {
+  return readPidRecord(pidFile)?.pid;
+}
+
+/** Whether the recorded process still runs: alive, not a zombie, and started when the record says it did. */
+export function isRunning(record: PidRecord): boolean {
+  if (hasExited(record.pid)) return false;
+  return record.startTime === undefined || startTimeOf(record.pid) === record.startTime;
+}
+
+/** The pid of the pid file's process while it runs; undefined when it never ran, exited, or its pid was reused. */
+export function livePid(pidFile: string): number | undefined {
+  const record = readPidRecord(pidFile);
+  return record !== undefined && isRunning(record) ? record.pid : undefined;
 }
 
 export function isAlive(pid: number): boolean {
@@ -67,6 +99,8 @@ export function isAlive(pid: number): boolean {
     return false;
   }
 }
+
+const hasExited = (pid: number) => !isAlive(pid) || isZombie(pid);
 
 function signalGroup(pid: number, signal: NodeJS.Signals): void {
   try {
@@ -80,17 +114,18 @@ function signalGroup(pid: number, signal: NodeJS.Signals): void {
 export async function stopDaemon(pidFile: string, graceMs = 15_000): Promise<boolean> {
   const pid = readPid(pidFile);
   if (pid === undefined) return false;
-  const wasAlive = isAlive(pid);
+  // A reused pid belongs to someone else's process: it is not signalled, only the stale file goes.
+  const wasAlive = livePid(pidFile) === pid;
   if (wasAlive) {
     signalGroup(pid, "SIGTERM");
     try {
-      await waitFor("process exit", async () => (isAlive(pid) ? undefined : true), {
+      await waitFor("process exit", async () => (hasExited(pid) ? true : undefined), {
         timeoutMs: graceMs,
         intervalMs: 100,
       });
     } catch {
       signalGroup(pid, "SIGKILL");
-      await waitFor("process kill", async () => (isAlive(pid) ? undefined : true), { timeoutMs: 5_000 });
+      await waitFor("process kill", async () => (hasExited(pid) ? true : undefined), { timeoutMs: 5_000 });
     }
   }
   rmSync(pidFile, { force: true });
@@ -99,7 +134,7 @@ export async function stopDaemon(pidFile: string, graceMs = 15_000): Promise<boo
 
 /** Kills the daemon's group at once; synchronous, so it can run in a process `exit` handler. */
 export function killDaemonNow(pidFile: string): void {
-  const pid = readPid(pidFile);
+  const pid = livePid(pidFile);
   if (pid !== undefined) signalGroup(pid, "SIGKILL");
 }
 

@@ -2,10 +2,13 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node
 import { join } from "node:path";
 import { rejectionsOf } from "@svc/common";
 import type { StackContext, StackService } from "./context.ts";
-import { isAlive, killDaemonNow, readPid, stopDaemon } from "./daemon.ts";
+import { killDaemonNow, livePid, stopDaemon } from "./daemon.ts";
 import { StackAggregateError, StackError } from "./errors.ts";
+import { assertPortsFree } from "./port-check.ts";
+import { awaitReady, readinessOf } from "./server-readiness.ts";
 import { SERVICES } from "./services/index.ts";
-import { pidFileOf } from "./start-server.ts";
+import { pidFileOf } from "./state-files.ts";
+import { acquireUpLock } from "./up-lock.ts";
 
 export interface ServiceTiming {
   name: string;
@@ -83,9 +86,25 @@ export function readEnvFile(stateDir: string): Record<string, string> | undefine
   return env;
 }
 
-/** Installs, starts what is not running yet (dependencies first), and writes the env file of addresses. */
+/**
+ * Installs, starts what is not running yet (dependencies first), provisions, and writes the env file of addresses.
+ * One `up` at a time per state directory (the `up.lock` file). Before anything is spawned, every port of every
+ * server to start must be free. A server of this stack that runs but is not ready yet is waited for, never
+ * started a second time.
+ */
 export async function up(ctx: StackContext, services = SERVICES): Promise<StackUp> {
   for (const sub of ["logs", "pids"]) mkdirSync(join(ctx.stateDir, sub), { recursive: true });
+  const release = acquireUpLock(ctx.stateDir);
+  try {
+    return await upLocked(ctx, services);
+  } finally {
+    release();
+    ctx.progress.stop();
+  }
+}
+
+async function upLocked(ctx: StackContext, services: readonly StackService[]): Promise<StackUp> {
+  await assertPortsFreeForStart(ctx, services);
   const installed = await installAll(ctx, services);
   const timings: ServiceTiming[] = [];
   const started: StackService[] = [];
@@ -99,12 +118,12 @@ export async function up(ctx: StackContext, services = SERVICES): Promise<StackU
       const outcomes = await Promise.allSettled(
         wave.map(async (service) => {
           const t0 = performance.now();
-          const pid = readPid(pidFileOf(ctx, service.name));
-          const running = pid !== undefined && isAlive(pid) && (await service.probe(ctx));
+          const running = await adoptRunning(ctx, service);
           if (!running) {
             started.push(service);
             await service.start(ctx, ctx.progress.task(`start ${service.name}`, 3));
           }
+          await service.provision?.(ctx, ctx.progress.task(`provision ${service.name}`, 1));
           timings.push({
             name: service.name,
             installSeconds: installed.get(service.name) ?? 0,
@@ -126,12 +145,42 @@ export async function up(ctx: StackContext, services = SERVICES): Promise<StackU
   } catch (error) {
     await Promise.all(started.map((s) => stopDaemon(pidFileOf(ctx, s.name))));
     throw error;
-  } finally {
-    ctx.progress.stop();
   }
   // Every server's address, not only the ones started now: `up keycloak` must not hide the others.
   const env = writeEnvFile(ctx, SERVICES);
   return { env, envFile: envFilePath(ctx.stateDir), timings };
+}
+
+/** Fails, before anything is spawned, when a port of a server that is not running is taken; names every one. */
+async function assertPortsFreeForStart(ctx: StackContext, services: readonly StackService[]): Promise<void> {
+  const toStart = services.filter((s) => livePid(pidFileOf(ctx, s.name)) === undefined);
+  const failures = rejectionsOf(await Promise.allSettled(toStart.map((s) => assertPortsFree(s.name, s.ports(ctx)))));
+  if (failures.length === 1) throw failures[0];
+  if (failures.length > 1) throw new StackAggregateError(failures, `${failures.length} servers cannot start`);
+}
+
+/**
+ * Whether this stack's server runs already (its pid file names a live process) and is ready; one that is not
+ * ready yet is waited for (up to its start timeout) instead of being started a second time, and fails with
+ * STACK_NOT_READY if it never gets there. False when none runs, or it exited while being waited for.
+ */
+async function adoptRunning(ctx: StackContext, service: StackService): Promise<boolean> {
+  const pidFile = pidFileOf(ctx, service.name);
+  const pid = livePid(pidFile);
+  if (pid === undefined) return false;
+  if ((await readinessOf(ctx, service, pid))?.ours) return true;
+  const task = ctx.progress.task(`wait ${service.name}`, 1);
+  task.update(0, `pid ${pid} runs but is not ready yet`);
+  const exited = new StackError("STACK_START_FAILED", `${service.name} (pid ${pid}) exited`, service.name);
+  try {
+    await awaitReady(ctx, service, pid, () => (livePid(pidFile) === pid ? undefined : exited));
+    task.done(`pid ${pid} is ready`);
+    return true;
+  } catch (error) {
+    if (error !== exited) throw error;
+    task.done(`pid ${pid} exited; starting it again`);
+    return false;
+  }
 }
 
 /** Stops every server of the stack (reverse start order); `purge` also deletes its data. */
@@ -165,9 +214,9 @@ export interface ServiceStatus {
 export async function status(ctx: StackContext): Promise<ServiceStatus[]> {
   return Promise.all(
     SERVICES.map(async (service) => {
-      const pid = readPid(pidFileOf(ctx, service.name));
-      const alive = pid !== undefined && isAlive(pid);
-      const ready = alive && (await service.probe(ctx));
+      const pid = livePid(pidFileOf(ctx, service.name));
+      const alive = pid !== undefined;
+      const ready = alive && (await readinessOf(ctx, service, pid))?.ours === true;
       const state = ready ? "ready" : alive ? "running, not ready" : "stopped";
       return { name: service.name, address: service.address(ctx), state, pid: alive ? pid : undefined };
     }),

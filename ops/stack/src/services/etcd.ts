@@ -14,6 +14,8 @@ const clientUrl = (ctx: StackContext) => `http://127.0.0.1:${ctx.config.etcd.por
 export const etcd: StackService = {
   name: "etcd",
   after: [],
+  readiness: { timeoutMs: 60_000 },
+  ports: (ctx) => [ctx.config.etcd.port, ctx.config.etcd.peer_port],
 
   async install(ctx, task) {
     task.done(await ensureGoBinary(ctx, task, TOOL));
@@ -23,24 +25,19 @@ export const etcd: StackService = {
     const bin = await ensureGoBinary(ctx, task, TOOL);
     const peer = `http://127.0.0.1:${ctx.config.etcd.peer_port}`;
     task.update(1, "starting");
-    const daemon = await startServer(
-      ctx,
-      this,
-      {
-        command: bin,
-        args: [
-          "--name=svc-local",
-          `--data-dir=${join(ctx.stateDir, "etcd")}`,
-          `--listen-client-urls=${clientUrl(ctx)}`,
-          `--advertise-client-urls=${clientUrl(ctx)}`,
-          `--listen-peer-urls=${peer}`,
-          `--initial-advertise-peer-urls=${peer}`,
-          `--initial-cluster=svc-local=${peer}`,
-          "--log-level=warn",
-        ],
-      },
-      { timeoutMs: 60_000 },
-    );
+    const daemon = await startServer(ctx, this, {
+      command: bin,
+      args: [
+        "--name=svc-local",
+        `--data-dir=${join(ctx.stateDir, "etcd")}`,
+        `--listen-client-urls=${clientUrl(ctx)}`,
+        `--advertise-client-urls=${clientUrl(ctx)}`,
+        `--listen-peer-urls=${peer}`,
+        `--initial-advertise-peer-urls=${peer}`,
+        `--initial-cluster=svc-local=${peer}`,
+        "--log-level=warn",
+      ],
+    });
     task.done(clientUrl(ctx));
     return daemon;
   },

@@ -1,40 +1,19 @@
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { Admin } from "@platformatic/kafka";
 import type { StackContext, StackService } from "../context.ts";
 import { ensureJava, MAVEN_DEPENDENCY_PLUGIN, mavenFetch } from "../installers.ts";
+import { dropsJvmEnv, heapFlags } from "../jvm.ts";
 import { kafkaClusterId } from "../kafka-cluster-id.ts";
+import { serverProperties } from "../kafka-properties.ts";
+import { ensureTopics, stackKafkaAdmin } from "../kafka-topics.ts";
 import { runTool } from "../run-tool.ts";
+import { serverEnv } from "../server-env.ts";
 import { startServer } from "../start-server.ts";
 import { VERSIONS } from "../versions.ts";
 
 const POM = join(import.meta.dir, "..", "..", "..", "maven", "kafka", "pom.xml");
 
 const libsDir = (ctx: StackContext) => join(ctx.cacheDir, `kafka-${VERSIONS.kafka}`, "libs");
-
-function serverProperties(ctx: StackContext, logDir: string): string {
-  const { port, controller_port } = ctx.config.kafka;
-  return [
-    "process.roles=broker,controller",
-    "node.id=1",
-    `controller.quorum.voters=1@127.0.0.1:${controller_port}`,
-    `listeners=PLAINTEXT://127.0.0.1:${port},CONTROLLER://127.0.0.1:${controller_port}`,
-    `advertised.listeners=PLAINTEXT://127.0.0.1:${port}`,
-    "controller.listener.names=CONTROLLER",
-    "inter.broker.listener.name=PLAINTEXT",
-    "listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
-    `log.dirs=${logDir}`,
-    "num.partitions=1",
-    "offsets.topic.replication.factor=1",
-    "transaction.state.log.replication.factor=1",
-    "transaction.state.log.min.isr=1",
-    "share.coordinator.state.topic.replication.factor=1",
-    "share.coordinator.state.topic.min.isr=1",
-    "group.initial.rebalance.delay.ms=0",
-    "auto.create.topics.enable=false",
-    "",
-  ].join("\n");
-}
 
 const LOG4J2 = `
 status = warn
@@ -54,9 +33,14 @@ async function java(ctx: StackContext, task: Parameters<StackService["install"]>
   return join(await ensureJava(task, 17, ctx.env), "bin", "java");
 }
 
+/** Formatting the log directory is a short tool run: it needs no broker-sized heap. */
+const STORAGE_TOOL_HEAP_MB = 256;
+
 export const kafka: StackService = {
   name: "kafka",
   after: [],
+  readiness: { timeoutMs: 120_000, intervalMs: 500 },
+  ports: (ctx) => [ctx.config.kafka.port, ctx.config.kafka.controller_port],
 
   async install(ctx, task) {
     await java(ctx, task);
@@ -84,41 +68,33 @@ export const kafka: StackService = {
     const javaBin = await java(ctx, task);
     const classpath = `${libsDir(ctx)}/*`;
     mkdirSync(home, { recursive: true });
-    writeFileSync(props, serverProperties(ctx, dataDir));
+    writeFileSync(props, serverProperties(ctx.config.kafka, dataDir));
     writeFileSync(log4j, LOG4J2);
-    const jvm = ["-Xms256m", "-Xmx768m", `-Dlog4j2.configurationFile=${log4j}`, "-cp", classpath];
+    const jvm = [`-Dlog4j2.configurationFile=${log4j}`, "-cp", classpath];
     if (!existsSync(join(dataDir, "meta.properties"))) {
       task.update(1, "formatting the KRaft log directory");
-      await runTool(
-        "kafka",
-        javaBin,
-        [...jvm, "kafka.tools.StorageTool", "format", `--cluster-id=${kafkaClusterId()}`, "-c", props],
-        {
-          env: ctx.env,
-        },
-      );
+      const format = ["kafka.tools.StorageTool", "format", `--cluster-id=${kafkaClusterId()}`, "-c", props];
+      await runTool("kafka", javaBin, [...heapFlags(STORAGE_TOOL_HEAP_MB), ...jvm, ...format], {
+        env: serverEnv(ctx.env, {}, dropsJvmEnv),
+      });
     }
     task.update(2, "starting broker and controller");
-    const daemon = await startServer(
-      ctx,
-      this,
-      {
-        command: javaBin,
-        args: [...jvm, "kafka.Kafka", props],
-      },
-      { timeoutMs: 120_000, intervalMs: 500 },
-    );
+    const daemon = await startServer(ctx, this, {
+      command: javaBin,
+      args: [...heapFlags(ctx.config.kafka.heap_mb), ...jvm, "kafka.Kafka", props],
+      dropEnv: dropsJvmEnv,
+    });
     task.done(this.address(ctx));
     return daemon;
   },
 
+  async provision(ctx, task) {
+    const created = await ensureTopics(ctx);
+    task.done(created.length === 0 ? "topics exist" : `created ${created.join(", ")}`);
+  },
+
   async probe(ctx) {
-    const admin = new Admin({
-      clientId: "svc-stack-probe",
-      bootstrapBrokers: [`127.0.0.1:${ctx.config.kafka.port}`],
-      retries: 0,
-      connectTimeout: 2_000,
-    });
+    const admin = stackKafkaAdmin(ctx, "svc-stack-probe");
     try {
       await admin.listTopics({ includeInternals: true });
       return true;

@@ -2,17 +2,47 @@ import { existsSync, mkdirSync, renameSync } from "node:fs";
 import { join } from "node:path";
 import type { StackContext, StackService } from "../context.ts";
 import { ensureJava, MAVEN_DEPENDENCY_PLUGIN, mavenFetch, removeQuietly } from "../installers.ts";
+import { dropsFromKeycloakEnv, keycloakOwnEnv } from "../keycloak-env.ts";
 import { runTool } from "../run-tool.ts";
-import { PROBE_TIMEOUT_MS, startServer } from "../start-server.ts";
+import { PROBE_TIMEOUT_MS, type ServerSpec, startServer } from "../start-server.ts";
 import { VERSIONS } from "../versions.ts";
 
 const ARTIFACT = `org.keycloak:keycloak-quarkus-dist:${VERSIONS.keycloak}:tar.gz`;
 const home = (ctx: StackContext) => join(ctx.cacheDir, `keycloak-${VERSIONS.keycloak}`);
 const baseUrl = (ctx: StackContext) => `http://127.0.0.1:${ctx.config.keycloak.port}`;
 
+const stateOf = (ctx: StackContext) => join(ctx.stateDir, "keycloak");
+
+/**
+ * What `start` runs: kc.sh in dev mode with this stack's ports, H2 file and heap, in an environment that no
+ * KC_*, QUARKUS_* or JAVA_OPTS* variable of the caller's shell reaches.
+ */
+export function keycloakServer(ctx: StackContext, javaHome: string): ServerSpec {
+  const { port, management_port } = ctx.config.keycloak;
+  const state = stateOf(ctx);
+  return {
+    command: join(home(ctx), "bin", "kc.sh"),
+    args: [
+      "start-dev",
+      "--http-host=127.0.0.1",
+      `--http-port=${port}`,
+      `--http-management-port=${management_port}`,
+      // No proxy-headers: Keycloak would take the scheme of a forwarded https request into the tokens' issuer
+      // (https://127.0.0.1/realms/...), which then differs from the issuer discovery names over plain HTTP.
+      // Loopback callers are local under sslRequired=external, so plain HTTP works here without the header.
+      // Each stack keeps its own realm data; the distribution in the cache stays shared and unchanged.
+      `--db-url=jdbc:h2:file:${join(state, "h2", "keycloakdb")};NON_KEYWORDS=VALUE`,
+    ],
+    env: keycloakOwnEnv(ctx.config.keycloak, javaHome, join(state, "tmp")),
+    dropEnv: dropsFromKeycloakEnv,
+  };
+}
+
 export const keycloak: StackService = {
   name: "keycloak",
   after: [],
+  readiness: { timeoutMs: 240_000, intervalMs: 1_000 },
+  ports: (ctx) => [ctx.config.keycloak.port, ctx.config.keycloak.management_port],
 
   async install(ctx, task) {
     await ensureJava(task, 21, ctx.env);
@@ -40,36 +70,10 @@ export const keycloak: StackService = {
   },
 
   async start(ctx, task) {
-    const { port, management_port, admin_user, admin_password } = ctx.config.keycloak;
     const javaHome = await ensureJava(task, 21, ctx.env);
-    const state = join(ctx.stateDir, "keycloak");
-    mkdirSync(join(state, "tmp"), { recursive: true });
+    mkdirSync(join(stateOf(ctx), "tmp"), { recursive: true });
     task.update(1, "starting (dev mode; the first start builds the server)");
-    const daemon = await startServer(
-      ctx,
-      this,
-      {
-        command: join(home(ctx), "bin", "kc.sh"),
-        args: [
-          "start-dev",
-          "--http-host=127.0.0.1",
-          `--http-port=${port}`,
-          `--http-management-port=${management_port}`,
-          // No proxy-headers: Keycloak would take the scheme of a forwarded https request into the tokens' issuer
-          // (https://127.0.0.1/realms/...), which then differs from the issuer discovery names over plain HTTP.
-          // Loopback callers are local under sslRequired=external, so plain HTTP works here without the header.
-          // Each stack keeps its own realm data; the distribution in the cache stays shared and unchanged.
-          `--db-url=jdbc:h2:file:${join(state, "h2", "keycloakdb")};NON_KEYWORDS=VALUE`,
-        ],
-        env: {
-          JAVA_HOME: javaHome,
-          JAVA_OPTS_APPEND: `-Djava.io.tmpdir=${join(state, "tmp")}`,
-          KC_BOOTSTRAP_ADMIN_USERNAME: admin_user,
-          KC_BOOTSTRAP_ADMIN_PASSWORD: admin_password,
-        },
-      },
-      { timeoutMs: 240_000, intervalMs: 1_000 },
-    );
+    const daemon = await startServer(ctx, this, keycloakServer(ctx, javaHome));
     task.done(baseUrl(ctx));
     return daemon;
   },

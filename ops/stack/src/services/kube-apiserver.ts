@@ -67,6 +67,8 @@ function writeIdentity(ctx: StackContext): void {
 export const kubeApiserver: StackService = {
   name: "kube-apiserver",
   after: ["etcd"],
+  readiness: { timeoutMs: 120_000, intervalMs: 500 },
+  ports: (ctx) => [ctx.config.kube_apiserver.port],
 
   async install(ctx, task) {
     task.done(await ensureGoBinary(ctx, task, TOOL));
@@ -77,33 +79,28 @@ export const kubeApiserver: StackService = {
     writeIdentity(ctx);
     const base = dir(ctx);
     task.update(1, "starting");
-    const daemon = await startServer(
-      ctx,
-      this,
-      {
-        command: bin,
-        args: [
-          `--etcd-servers=http://127.0.0.1:${ctx.config.etcd.port}`,
-          `--etcd-prefix=/svc-local`,
-          `--cert-dir=${join(base, "certs")}`,
-          "--bind-address=127.0.0.1",
-          "--advertise-address=127.0.0.1",
-          `--secure-port=${ctx.config.kube_apiserver.port}`,
-          "--service-cluster-ip-range=10.0.0.0/24",
-          "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-          `--service-account-key-file=${join(base, "sa.pub")}`,
-          `--service-account-signing-key-file=${join(base, "sa.key")}`,
-          `--token-auth-file=${join(base, "tokens.csv")}`,
-          // RBAC, as in a cluster: the chart's Roles can be tested; the admin is in system:masters.
-          "--authorization-mode=RBAC",
-          // No controller-manager runs here to create default ServiceAccounts for new namespaces.
-          "--disable-admission-plugins=ServiceAccount",
-          "--enable-priority-and-fairness=false",
-          "--v=0",
-        ],
-      },
-      { timeoutMs: 120_000, intervalMs: 500 },
-    );
+    const daemon = await startServer(ctx, this, {
+      command: bin,
+      args: [
+        `--etcd-servers=http://127.0.0.1:${ctx.config.etcd.port}`,
+        `--etcd-prefix=/svc-local`,
+        `--cert-dir=${join(base, "certs")}`,
+        "--bind-address=127.0.0.1",
+        "--advertise-address=127.0.0.1",
+        `--secure-port=${ctx.config.kube_apiserver.port}`,
+        "--service-cluster-ip-range=10.0.0.0/24",
+        "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+        `--service-account-key-file=${join(base, "sa.pub")}`,
+        `--service-account-signing-key-file=${join(base, "sa.key")}`,
+        `--token-auth-file=${join(base, "tokens.csv")}`,
+        // RBAC, as in a cluster: the chart's Roles can be tested; the admin is in system:masters.
+        "--authorization-mode=RBAC",
+        // No controller-manager runs here to create default ServiceAccounts for new namespaces.
+        "--disable-admission-plugins=ServiceAccount",
+        "--enable-priority-and-fairness=false",
+        "--v=0",
+      ],
+    });
     task.done(server(ctx));
     return daemon;
   },

@@ -60,6 +60,8 @@ async function ensureLockedBucket(s3: S3Client, bucket: string, days: number): P
 export const minio: StackService = {
   name: "minio",
   after: [],
+  readiness: { timeoutMs: 60_000 },
+  ports: (ctx) => [ctx.config.minio.port, ctx.config.minio.console_port],
 
   async install(ctx, task) {
     const bin = await ensureGoBinary(ctx, task, TOOL);
@@ -72,29 +74,24 @@ export const minio: StackService = {
     const data = join(ctx.stateDir, "minio", "data");
     mkdirSync(data, { recursive: true });
     task.update(1, "starting");
-    const daemon = await startServer(
-      ctx,
-      this,
-      {
-        command: bin,
-        args: [
-          "server",
-          data,
-          "--address",
-          `127.0.0.1:${port}`,
-          "--console-address",
-          `127.0.0.1:${console_port}`,
-          "--quiet",
-        ],
-        env: {
-          MINIO_ROOT_USER: root_user,
-          MINIO_ROOT_PASSWORD: root_password,
-          MINIO_UPDATE: "off",
-          MINIO_CI_CD: "1",
-        },
+    const daemon = await startServer(ctx, this, {
+      command: bin,
+      args: [
+        "server",
+        data,
+        "--address",
+        `127.0.0.1:${port}`,
+        "--console-address",
+        `127.0.0.1:${console_port}`,
+        "--quiet",
+      ],
+      env: {
+        MINIO_ROOT_USER: root_user,
+        MINIO_ROOT_PASSWORD: root_password,
+        MINIO_UPDATE: "off",
+        MINIO_CI_CD: "1",
       },
-      { timeoutMs: 60_000 },
-    );
+    });
     task.update(2, "creating Object Lock buckets");
     const s3 = stackS3Client(ctx);
     try {

@@ -52,6 +52,8 @@ async function query(ctx: StackContext, database: string, text: string): Promise
 export const postgres: StackService = {
   name: "postgres",
   after: [],
+  readiness: { timeoutMs: 60_000 },
+  ports: (ctx) => [ctx.config.postgres.port],
 
   async install(ctx, task) {
     if (!pgBinDir()) await aptInstall(ctx.env, task, ["postgresql"]);
@@ -101,15 +103,7 @@ export const postgres: StackService = {
       "-c",
       `unix_socket_directories=${data}`,
     ]);
-    const daemon = await startServer(
-      ctx,
-      this,
-      {
-        command: cmd,
-        args,
-      },
-      { timeoutMs: 60_000 },
-    );
+    const daemon = await startServer(ctx, this, { command: cmd, args });
     const rows = await query(ctx, "postgres", `select 1 from pg_database where datname = '${database}'`);
     if (rows.length === 0) await query(ctx, "postgres", `create database "${database}"`);
     task.done(this.address(ctx));

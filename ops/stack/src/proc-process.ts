@@ -1,0 +1,51 @@
+import { readFileSync } from "node:fs";
+
+/**
+ * What Linux's /proc says about one process. Every reader returns undefined when the process is gone or its
+ * files cannot be read (another user's process, or no /proc at all), and callers decide what that means.
+ */
+
+/** The fields of /proc/<pid>/stat that follow the command name (which may itself hold spaces and parentheses). */
+function statFields(pid: number): string[] | undefined {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return text.slice(text.lastIndexOf(")") + 2).split(" ");
+  } catch {
+    return undefined;
+  }
+}
+
+/** The process group (stat field 5): a server and the children it forks share the group of the pid we spawned. */
+export function processGroupOf(pid: number): number | undefined {
+  const group = Number(statFields(pid)?.[2]);
+  return Number.isInteger(group) ? group : undefined;
+}
+
+/**
+ * When the process started, in clock ticks since boot (stat field 22). With the pid it names one process for
+ * good: a pid that a new process has reused has another start time.
+ */
+export function startTimeOf(pid: number): string | undefined {
+  return statFields(pid)?.[19];
+}
+
+/** A zombie has exited; only its parent's reaping is missing. */
+export function isZombie(pid: number): boolean {
+  return statFields(pid)?.[0] === "Z";
+}
+
+/** The command line, arguments joined by spaces, clipped to `max` characters (a JVM's can be very long). */
+export function commandLineOf(pid: number, max = 240): string | undefined {
+  let raw: string;
+  try {
+    raw = readFileSync(`/proc/${pid}/cmdline`, "utf8");
+  } catch {
+    return undefined;
+  }
+  const text = raw
+    .split("\0")
+    .filter((part) => part !== "")
+    .join(" ");
+  if (text === "") return undefined;
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
