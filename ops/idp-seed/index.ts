@@ -8,6 +8,8 @@ export {
   IdpEndpointEnvSchema,
   parseIdpEndpoint,
 } from "./src/idp-endpoint.ts";
+export { isLocalHostUrl } from "./src/local-host.ts";
+export { LOCAL_USER_PASSWORD_DEFAULT, localUserPassword } from "./src/local-user-password.ts";
 export {
   AUDIT_SCOPES,
   SEED_ROLES,

@@ -2,15 +2,20 @@
 import { Command } from "commander";
 import { parseSeedConfig } from "./config.ts";
 import { IdpSeedError } from "./errors.ts";
+import { LOCAL_USER_PASSWORD_DEFAULT } from "./local-user-password.ts";
 import { seedRealm } from "./seed-realm.ts";
 import { formatSeedReport } from "./seed-report.ts";
 
 const program = new Command("idp-seed")
   .description(
     "Create or update the IdP realm, roles, CLI client, scopes and seeded users (idempotent). Passwords come from " +
-      "IDP_BOOTSTRAP_ADMIN_PASSWORD and IDP_LOCAL_USER_PASSWORD only, never from flags.",
+      "IDP_BOOTSTRAP_ADMIN_PASSWORD and IDP_LOCAL_USER_PASSWORD only, never from flags; without the latter, an IdP " +
+      `on the local host gets the local default (${LOCAL_USER_PASSWORD_DEFAULT}).`,
   )
-  .option("--url <url>", "Keycloak base URL (env IDP_URL; default http://127.0.0.1:<IDP_PORT or 8082>)")
+  .option(
+    "--url <url>",
+    "Keycloak base URL (env IDP_URL; else 127.0.0.1:<IDP_PORT>, the local stack's SVC_STACK_IDP_URL, 127.0.0.1:8082)",
+  )
   .option("--port <port>", "Keycloak port on 127.0.0.1 when no URL is given (env IDP_PORT)")
   .option("--realm <realm>", "realm to seed (env IDP_REALM; default svc)")
   .option("--client-id <id>", "CLI client id (env IDP_CLIENT_ID; default svc-cli)")

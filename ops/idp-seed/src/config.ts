@@ -2,6 +2,7 @@ import { type Static, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { IdpSeedError } from "./errors.ts";
 import { IDP_ENDPOINT_DEFAULTS, parseIdpEndpoint } from "./idp-endpoint.ts";
+import { localUserPassword } from "./local-user-password.ts";
 
 const NonEmpty = Type.String({ minLength: 1 });
 
@@ -12,7 +13,8 @@ const NonEmpty = Type.String({ minLength: 1 });
 export const SeedEnvSchema = Type.Object({
   IDP_BOOTSTRAP_ADMIN_USER: Type.Optional(NonEmpty),
   IDP_BOOTSTRAP_ADMIN_PASSWORD: NonEmpty,
-  IDP_LOCAL_USER_PASSWORD: NonEmpty,
+  /** Optional for an IdP on the local host only (`LOCAL_USER_PASSWORD_DEFAULT`). */
+  IDP_LOCAL_USER_PASSWORD: Type.Optional(NonEmpty),
   IDP_LOCAL_TENANT_ID: Type.Optional(NonEmpty),
 });
 
@@ -49,11 +51,19 @@ export function parseSeedConfig(env: Record<string, string | undefined>): SeedOp
     throw new IdpSeedError("IDP_SEED_CONFIG_INVALID", `${field}: ${first.message}`, { subject: field });
   }
   const valid = picked as SeedEnv;
+  const userPassword = localUserPassword(valid.IDP_LOCAL_USER_PASSWORD, endpoint.url);
+  if (userPassword === undefined) {
+    throw new IdpSeedError(
+      "IDP_SEED_CONFIG_INVALID",
+      `IDP_LOCAL_USER_PASSWORD: required for an IdP that is not on the local host (${endpoint.url})`,
+      { subject: "IDP_LOCAL_USER_PASSWORD" },
+    );
+  }
   return {
     ...endpoint,
     adminUser: valid.IDP_BOOTSTRAP_ADMIN_USER ?? SEED_DEFAULTS.adminUser,
     adminPassword: valid.IDP_BOOTSTRAP_ADMIN_PASSWORD,
-    userPassword: valid.IDP_LOCAL_USER_PASSWORD,
+    userPassword,
     tenantId: valid.IDP_LOCAL_TENANT_ID ?? SEED_DEFAULTS.tenantId,
   };
 }

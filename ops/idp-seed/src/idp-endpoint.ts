@@ -8,6 +8,8 @@ export const IdpEndpointEnvSchema = Type.Object({
   IDP_PORT: Type.Optional(Type.String({ pattern: "^[0-9]{1,5}$" })),
   IDP_REALM: Type.Optional(Type.String({ pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]*$" })),
   IDP_CLIENT_ID: Type.Optional(Type.String({ minLength: 1 })),
+  /** The local stack's Keycloak, from its env file (`ops/dev env`): used when neither IDP_URL nor IDP_PORT is set. */
+  SVC_STACK_IDP_URL: Type.Optional(Type.String({ pattern: "^https?://[^/]+(/.*)?$" })),
 });
 
 export type IdpEndpointEnv = Static<typeof IdpEndpointEnvSchema>;
@@ -23,8 +25,9 @@ export interface IdpEndpoint {
 }
 
 /**
- * Parses IDP_URL (or IDP_PORT on 127.0.0.1), IDP_REALM and IDP_CLIENT_ID from an environment object; empty values
- * count as unset, other keys are ignored. A bad value throws IDP_SEED_CONFIG_INVALID naming its variable (`subject`).
+ * Parses the IdP URL, IDP_REALM and IDP_CLIENT_ID from an environment object; empty values count as unset, other
+ * keys are ignored. The URL is IDP_URL, else 127.0.0.1:IDP_PORT, else the local stack's SVC_STACK_IDP_URL, else
+ * 127.0.0.1:8082. A bad value throws IDP_SEED_CONFIG_INVALID naming its variable (`subject`).
  */
 export function parseIdpEndpoint(env: Record<string, string | undefined>): IdpEndpoint {
   const picked: Record<string, string> = {};
@@ -42,8 +45,10 @@ export function parseIdpEndpoint(env: Record<string, string | undefined>): IdpEn
   if (port < 1 || port > 65535) {
     throw new IdpSeedError("IDP_SEED_CONFIG_INVALID", "IDP_PORT: expected 1..65535", { subject: "IDP_PORT" });
   }
+  const url =
+    valid.IDP_URL ?? (valid.IDP_PORT === undefined ? valid.SVC_STACK_IDP_URL : undefined) ?? `http://127.0.0.1:${port}`;
   return {
-    url: (valid.IDP_URL ?? `http://127.0.0.1:${port}`).replace(/\/+$/, ""),
+    url: url.replace(/\/+$/, ""),
     realm: valid.IDP_REALM ?? IDP_ENDPOINT_DEFAULTS.realm,
     clientId: valid.IDP_CLIENT_ID ?? IDP_ENDPOINT_DEFAULTS.clientId,
   };

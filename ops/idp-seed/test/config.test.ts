@@ -1,6 +1,6 @@
 import { expect, test } from "bun:test";
 import { thrownBy } from "@svc/testkit";
-import { IdpSeedError, parseSeedConfig } from "../index.ts";
+import { IdpSeedError, LOCAL_USER_PASSWORD_DEFAULT, parseSeedConfig } from "../index.ts";
 
 const required = { IDP_BOOTSTRAP_ADMIN_PASSWORD: "admin-pw", IDP_LOCAL_USER_PASSWORD: "user-pw" };
 
@@ -36,9 +36,24 @@ test("the other variables are taken as given", () => {
   expect(options).toMatchObject({ realm: "other", clientId: "cli2", adminUser: "root", tenantId: "t-1" });
 });
 
+test("without IDP_LOCAL_USER_PASSWORD an IdP on the local host gets the local default; another IdP refuses", () => {
+  const admin = { IDP_BOOTSTRAP_ADMIN_PASSWORD: "admin-pw" };
+  expect(parseSeedConfig(admin).userPassword).toBe(LOCAL_USER_PASSWORD_DEFAULT);
+  expect(LOCAL_USER_PASSWORD_DEFAULT).toBe("svc-local-users");
+  expect(
+    parseSeedConfig({ ...admin, IDP_URL: "http://localhost:18082", IDP_LOCAL_USER_PASSWORD: "" }).userPassword,
+  ).toBe(LOCAL_USER_PASSWORD_DEFAULT);
+  const error = configError({ ...admin, IDP_URL: "https://idp.example" });
+  expect(error.code).toBe("IDP_SEED_CONFIG_INVALID");
+  expect(error.subject).toBe("IDP_LOCAL_USER_PASSWORD");
+});
+
 test.each([
   [{ IDP_LOCAL_USER_PASSWORD: "x" }, "IDP_BOOTSTRAP_ADMIN_PASSWORD"],
-  [{ IDP_BOOTSTRAP_ADMIN_PASSWORD: "x", IDP_LOCAL_USER_PASSWORD: "" }, "IDP_LOCAL_USER_PASSWORD"],
+  [
+    { IDP_BOOTSTRAP_ADMIN_PASSWORD: "x", IDP_URL: "https://idp.example", IDP_LOCAL_USER_PASSWORD: "" },
+    "IDP_LOCAL_USER_PASSWORD",
+  ],
   [{ ...required, IDP_PORT: "eighty" }, "IDP_PORT"],
   [{ ...required, IDP_PORT: "70000" }, "IDP_PORT"],
   [{ ...required, IDP_URL: "ftp://idp" }, "IDP_URL"],

@@ -18,9 +18,13 @@ interface GlobalFlags {
 
 const program = new Command("token")
   .description(
-    "Issue and refresh IdP access tokens (password grant on the CLI client; password from IDP_LOCAL_USER_PASSWORD)",
+    "Issue and refresh IdP access tokens (password grant on the CLI client; password from IDP_LOCAL_USER_PASSWORD, " +
+      "on the local host by default the local stack's)",
   )
-  .option("--url <url>", "Keycloak base URL (env IDP_URL; default http://127.0.0.1:<IDP_PORT or 8082>)")
+  .option(
+    "--url <url>",
+    "Keycloak base URL (env IDP_URL; else 127.0.0.1:<IDP_PORT>, the local stack's SVC_STACK_IDP_URL, 127.0.0.1:8082)",
+  )
   .option("--realm <realm>", "realm (env IDP_REALM; default svc)")
   .option("--client-id <id>", "client id (env IDP_CLIENT_ID; default svc-cli)")
   .option("--no-forwarded-proto", "never send X-Forwarded-Proto: https (sent by default on plain http to localhost)");
@@ -60,7 +64,10 @@ program
   .action(async (opts: { user: string; scope?: string; out?: string }) => {
     const { config, client } = setup();
     if (config.userPassword === undefined) {
-      throw new TokenError("TOKEN_CONFIG_INVALID", "IDP_LOCAL_USER_PASSWORD: required to issue a token");
+      throw new TokenError(
+        "TOKEN_CONFIG_INVALID",
+        `IDP_LOCAL_USER_PASSWORD: required to issue a token from an IdP that is not on the local host (${config.url})`,
+      );
     }
     const set = await issueToken(client, { user: opts.user, password: config.userPassword, scope: opts.scope });
     output(set, opts.out);

@@ -1,11 +1,11 @@
 import { Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
-import { type IdpEndpoint, IdpSeedError, parseIdpEndpoint } from "@svc/idp-seed";
+import { type IdpEndpoint, IdpSeedError, localUserPassword, parseIdpEndpoint } from "@svc/idp-seed";
 import { TokenError } from "./errors.ts";
 
 /**
- * The helper's own environment, next to the IdP endpoint variables (IDP_URL, IDP_PORT, IDP_REALM, IDP_CLIENT_ID)
- * that `parseIdpEndpoint` of `@svc/idp-seed` reads for both tools. Other keys are ignored.
+ * The helper's own environment, next to the IdP endpoint variables (IDP_URL, IDP_PORT, SVC_STACK_IDP_URL,
+ * IDP_REALM, IDP_CLIENT_ID) that `parseIdpEndpoint` of `@svc/idp-seed` reads for both tools. Other keys are ignored.
  */
 export const TokenEnvSchema = Type.Object({
   IDP_LOCAL_USER_PASSWORD: Type.Optional(Type.String({ minLength: 1 })),
@@ -14,7 +14,8 @@ export const TokenEnvSchema = Type.Object({
 });
 
 export interface TokenConfig extends IdpEndpoint {
-  /** The shared user password; needed by `issue` only. */
+  /** The shared user password, needed by `issue` only: IDP_LOCAL_USER_PASSWORD, else the local stack's default
+   * (`LOCAL_USER_PASSWORD_DEFAULT` of `@svc/idp-seed`) for an IdP on the local host; undefined for another IdP. */
   userPassword: string | undefined;
   /** From SVC_REFRESH_TOKEN; one of the sources `refresh` takes. */
   refreshToken: string | undefined;
@@ -46,7 +47,7 @@ export function parseTokenConfig(env: Record<string, string | undefined>): Token
   }
   return {
     ...endpoint,
-    userPassword: picked.IDP_LOCAL_USER_PASSWORD,
+    userPassword: localUserPassword(picked.IDP_LOCAL_USER_PASSWORD, endpoint.url),
     refreshToken: picked.SVC_REFRESH_TOKEN,
   };
 }

@@ -2,9 +2,11 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { LOCAL_USER_PASSWORD_DEFAULT } from "@svc/idp-seed";
 import { decodeClaims } from "../index.ts";
 import { seedTestRealm, type TokenTestRealm } from "./helpers.ts";
 
+const repoRoot = join(import.meta.dir, "..", "..", "..");
 const cli = join(import.meta.dir, "..", "src", "cli.ts");
 const dir = mkdtempSync(join(tmpdir(), "token-cli-"));
 let seeded: TokenTestRealm | undefined;
@@ -72,14 +74,41 @@ test("a failure exits 1 with its code and the spec's advice", () => {
   expect(result.stderr).toContain("advice:");
 });
 
-test("issue without IDP_LOCAL_USER_PASSWORD, or refresh without a token, exits 1 with TOKEN_CONFIG_INVALID", () => {
-  const issue = run(["issue", "--user", "app"]);
+test("issue from an IdP not on the local host without IDP_LOCAL_USER_PASSWORD, or refresh without a token, exits 1 with TOKEN_CONFIG_INVALID", () => {
+  const issue = run(["issue", "--user", "app"], { IDP_URL: "https://idp.example" });
   expect(issue.code).toBe(1);
   expect(issue.stderr).toContain("[TOKEN_CONFIG_INVALID]");
+  expect(issue.stderr).toContain("IDP_LOCAL_USER_PASSWORD");
   const refresh = run(["refresh"]);
   expect(refresh.code).toBe(1);
   expect(refresh.stderr).toContain("[TOKEN_CONFIG_INVALID]");
 });
+
+test("without IDP_LOCAL_USER_PASSWORD, issue tries the local stack's default password (wrong for this realm)", () => {
+  const result = run(["issue", "--user", "app"]);
+  expect(result.code).toBe(1);
+  expect(result.stderr).toContain("[IDP_INVALID_CREDENTIALS]");
+});
+
+test("README: `bun run token issue --user security --scope audit:read` with only the stack's variables", async () => {
+  // A realm of the test's own seeded as `ops/dev up` seeds `svc`: with the local default password.
+  const local = await seedTestRealm(LOCAL_USER_PASSWORD_DEFAULT);
+  try {
+    const { PATH, HOME } = process.env;
+    const stackVariables = Object.entries(process.env).filter(([key]) => key.startsWith("SVC_STACK_"));
+    const result = Bun.spawnSync(["bun", "run", "token", "issue", "--user", "security", "--scope", "audit:read"], {
+      cwd: repoRoot,
+      env: { PATH: PATH ?? "", HOME: HOME ?? "", ...Object.fromEntries(stackVariables), IDP_REALM: local.realm },
+    });
+    expect(result.stderr.toString()).not.toContain("token:");
+    expect(result.exitCode).toBe(0);
+    const claims = decodeClaims(result.stdout.toString().trim());
+    expect(claims.preferred_username).toBe("security");
+    expect(String(claims.scope).split(" ")).toContain("audit:read");
+  } finally {
+    await local.remove();
+  }
+}, 60_000);
 
 test("refresh --stdin reads the refresh token from standard input", () => {
   const refresh = offlineRefreshToken("stdin.json");

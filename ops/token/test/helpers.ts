@@ -13,9 +13,9 @@ export interface TokenTestRealm {
   remove(): Promise<void>;
 }
 
-/** Seeds a realm of the test's own (random name, tenant `tenant-test`) with a random user password. */
-export async function seedTestRealm(): Promise<TokenTestRealm> {
-  const { seed, admin, remove } = await seedRealmOfTest("token", "tenant-test");
+/** Seeds a realm of the test's own (random name, tenant `tenant-test`) with a random user password by default. */
+export async function seedTestRealm(userPassword?: string): Promise<TokenTestRealm> {
+  const { seed, admin, remove } = await seedRealmOfTest("token", "tenant-test", userPassword);
   return {
     realm: seed.realm,
     password: seed.userPassword,
