@@ -16,6 +16,18 @@ import { upLockPath } from "../src/up-lock.ts";
 import { fakeService, testContext } from "./support/fake-service.ts";
 import { answers, holdPort, LISTENER_SCRIPT } from "./support/hold-port.ts";
 
+/** A process of "ours" (pid file in the context) that holds no port: `sleep 30` as the server `fake`. */
+function spawnSleeper(ctx: StackContext) {
+  return spawnDaemon({
+    name: "fake",
+    command: "sleep",
+    args: ["30"],
+    env: process.env,
+    logFile: logFileOf(ctx, "fake"),
+    pidFile: pidFileOf(ctx, "fake"),
+  });
+}
+
 async function etcdContext(): Promise<StackContext> {
   return testContext({
     SVC_STACK_ETCD_PORT: String(await freePort()),
@@ -73,14 +85,7 @@ test("a server of ours whose port another process answers on is not taken as run
   const ctx = testContext();
   const held = await holdPort();
   const service = fakeService("fake", [held.port], { probe: () => answers(held.port) });
-  const ours = spawnDaemon({
-    name: "fake",
-    command: "sleep",
-    args: ["30"],
-    env: process.env,
-    logFile: logFileOf(ctx, "fake"),
-    pidFile: pidFileOf(ctx, "fake"),
-  });
+  const ours = spawnSleeper(ctx);
   try {
     const error = await rejectionOf(up(ctx, [service]), StackError);
     expect(error.code).toBe("STACK_PORT_IN_USE");
@@ -96,14 +101,7 @@ test("a server of ours whose port another process answers on is not taken as run
 test("a server of ours that exits while `up` waits for it is started again", async () => {
   const ctx = testContext();
   const port = await freePort();
-  const first = spawnDaemon({
-    name: "fake",
-    command: "sleep",
-    args: ["30"],
-    env: process.env,
-    logFile: logFileOf(ctx, "fake"),
-    pidFile: pidFileOf(ctx, "fake"),
-  });
+  const first = spawnSleeper(ctx);
   let probes = 0;
   const service = fakeService("fake", [port], {
     probe: async () => {
