@@ -1,0 +1,56 @@
+import { describe, expect, test } from "bun:test";
+import { parseRecordLine } from "@svc/audit-record";
+import {
+  idOfLine,
+  makeRecord,
+  RECORD_BYTES,
+  recordLine,
+  recordLines,
+  TENANTS,
+} from "../../src/pipeline/generate-records.ts";
+
+describe("generated records", () => {
+  test("are valid audit records of about 400 bytes", () => {
+    const now = Date.UTC(2026, 10, 23, 9, 0, 0, 123);
+    for (let seq = 0; seq < 2_000; seq++) {
+      const line = recordLine("bench-0a1b2c", seq, now + seq);
+      expect(line.endsWith("\n")).toBe(true);
+      const record = parseRecordLine(line.slice(0, -1));
+      expect(record.time).toBe(new Date(now + seq).toISOString());
+      expect(Buffer.byteLength(line) - 1).toBeGreaterThanOrEqual(RECORD_BYTES);
+      expect(Buffer.byteLength(line) - 1).toBeLessThanOrEqual(RECORD_BYTES + 8);
+    }
+  });
+
+  test("have unique ids that sort by time, then by sequence", () => {
+    const t = Date.UTC(2026, 10, 23);
+    const ids = [
+      makeRecord("r", 5, t).id,
+      makeRecord("r", 6, t).id,
+      makeRecord("r", 10_000, t).id,
+      makeRecord("r", 0, t + 1).id,
+      makeRecord("r", 1, t + 1_000_000).id,
+    ];
+    expect([...ids].sort()).toEqual(ids);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  test("vary the tenant over a few tenants, and key fields agree with it", () => {
+    const seen = new Set<string>();
+    for (let seq = 0; seq < 64; seq++) {
+      const record = makeRecord("r", seq, 0);
+      seen.add(record.tenant_id);
+      expect(record.claimed_tenant_id).toBe(record.tenant_id);
+      expect(record.principal_id.endsWith(`@${record.tenant_id}`)).toBe(true);
+    }
+    expect(seen).toEqual(new Set(TENANTS));
+  });
+
+  test("recordLines writes consecutive sequences and idOfLine reads the id back", () => {
+    const text = recordLines("run", 7, 3, 1_700_000_000_000);
+    const lines = text.split("\n").filter((l) => l !== "");
+    expect(lines.length).toBe(3);
+    expect(lines.map((l) => idOfLine(l))).toEqual([7, 8, 9].map((seq) => makeRecord("run", seq, 1_700_000_000_000).id));
+    expect(idOfLine("not a record")).toBeUndefined();
+  });
+});

@@ -1,0 +1,66 @@
+import { describe, expect, test } from "bun:test";
+import { atLeast, type BenchRow, formatNumber, renderMarkdown, renderTable, within } from "../../src/pipeline/table.ts";
+
+const rows: BenchRow[] = [
+  {
+    section: "agent",
+    measure: "file → topic",
+    ours: { value: 250_000.4, unit: "rec/s" },
+    kcat: { value: 400_000, unit: "rec/s" },
+    rsyslog: { value: 175_000, unit: "rec/s" },
+    goal: "≥ 50 % of kcat -P",
+    met: true,
+  },
+  {
+    section: "agent",
+    measure: "peak RSS",
+    ours: { value: 91.5, unit: "MB" },
+    goal: "≤ 80 MB",
+    met: false,
+    note: "50k/s",
+  },
+  { section: "peers", measure: "kcat -C", kcat: { value: 1.234, unit: "s" } },
+];
+
+describe("bench table", () => {
+  test("shows ours beside kcat and rsyslog, with the goal and whether it was met", () => {
+    const text = renderTable(rows);
+    expect(text).toContain("250,000 rec/s");
+    expect(text).toContain("400,000 rec/s");
+    expect(text).toContain("175,000 rec/s");
+    expect(text).toContain("≥ 50 % of kcat -P");
+    expect(text).toContain("peak RSS (50k/s)");
+    expect(text).toContain("NO");
+    expect(text).toContain("1.23 s");
+    expect(text).not.toContain("\x1b["); // no colours
+  });
+
+  test("as Markdown has one line per row under the header", () => {
+    const lines = renderMarkdown(rows).split("\n");
+    expect(lines.length).toBe(2 + rows.length);
+    expect(lines[2]).toBe(
+      "| agent | file → topic | 250,000 rec/s | 400,000 rec/s | 175,000 rec/s | ≥ 50 % of kcat -P | yes |",
+    );
+    expect(lines[4]).toContain("| – |");
+  });
+});
+
+describe("number formatting and goal checks", () => {
+  test("formatNumber", () => {
+    expect(formatNumber(1_234_567.8)).toBe("1,234,568");
+    expect(formatNumber(123.4)).toBe("123");
+    expect(formatNumber(12.34)).toBe("12.3");
+    expect(formatNumber(0.5)).toBe("0.5");
+    expect(formatNumber(0)).toBe("0");
+  });
+
+  test("atLeast and within", () => {
+    expect(atLeast({ value: 51, unit: "" }, { value: 100, unit: "" }, 0.5)).toBe(true);
+    expect(atLeast({ value: 49, unit: "" }, { value: 100, unit: "" }, 0.5)).toBe(false);
+    expect(atLeast(undefined, { value: 100, unit: "" })).toBeUndefined();
+    expect(within({ value: 80, unit: "MB" }, 80)).toBe(true);
+    expect(within({ value: 81, unit: "MB" }, 80)).toBe(false);
+    expect(within({ value: 99_000, unit: "" }, 100_000, true)).toBe(false);
+    expect(within(undefined, 1)).toBeUndefined();
+  });
+});
