@@ -1,0 +1,114 @@
+import { type Static, Type } from "@sinclair/typebox";
+import { Value } from "@sinclair/typebox/value";
+import { AuditEmitterError } from "./errors.ts";
+
+/**
+ * The emitter's settings: one TypeBox schema of the env variables, the defaults and bounds beside it. Only this
+ * file reads env, and only from the object passed in. A bad value throws `AuditEmitterError`
+ * `AUDIT_EMITTER_CONFIG_INVALID` whose `subject` is the variable name and whose message starts with it.
+ */
+
+export const FAIL_MODES = ["open", "closed"] as const;
+export type FailMode = (typeof FAIL_MODES)[number];
+
+export const SINK_KINDS = ["stdout", "file"] as const;
+export type SinkKind = (typeof SINK_KINDS)[number];
+
+const oneOf = <T extends string>(values: readonly T[]) => Type.Union(values.map((value) => Type.Literal(value)));
+
+/** The env variables the emitter reads, as strings (the shape `process.env` has). */
+export const EmitterEnvSchema = Type.Object(
+  {
+    /** `source` of every record: the component that records (`endpoint`, `kms`, ...). */
+    SVC_AUDIT_SOURCE: Type.Optional(Type.String({ pattern: "^[a-z][a-z0-9-]{0,63}$" })),
+    SVC_AUDIT_LOG_SINK: Type.Optional(oneOf(SINK_KINDS)),
+    /** An absolute path, not ending in `/`. */
+    SVC_AUDIT_LOG_FILE: Type.Optional(Type.String({ pattern: "^/[^\\x00]*[^/\\x00]$" })),
+    SVC_AUDIT_FAIL_MODE: Type.Optional(oneOf(FAIL_MODES)),
+    SVC_AUDIT_LOG_MAX_BUFFER_BYTES: Type.Optional(Type.String({ pattern: "^[0-9]{1,12}$" })),
+    SVC_AUDIT_LOG_FSYNC: Type.Optional(oneOf(["true", "false"] as const)),
+  },
+  { additionalProperties: true },
+);
+
+export type EmitterEnv = Static<typeof EmitterEnvSchema>;
+
+export const EMITTER_DEFAULTS = {
+  sink: "stdout" as SinkKind,
+  failMode: "open" as FailMode,
+  maxBufferedBytes: 16 * 1024 * 1024,
+  fsync: false,
+} as const;
+
+export const EMITTER_LIMITS = {
+  maxBufferedBytes: { min: 64 * 1024, max: 1024 * 1024 * 1024 },
+} as const;
+
+export interface EmitterConfig {
+  /** `source` of every record: the component that records (`endpoint`, `kms`, ...). */
+  source: string;
+  sink: SinkKind;
+  /** Absolute path of the JSONL file when `sink` is `file`. */
+  file: string | undefined;
+  failMode: FailMode;
+  /** Bound of the bytes queued for the target; beyond it a record is refused (`AUDIT_EMITTER_BUFFER_FULL`). */
+  maxBufferedBytes: number;
+  /** `fdatasync` after every batch written to the file (durable on disk, not only in the page cache). */
+  fsync: boolean;
+}
+
+const invalid = (name: string, message: string) =>
+  new AuditEmitterError("AUDIT_EMITTER_CONFIG_INVALID", `${name}: ${message}`, { subject: name });
+
+/**
+ * Parses the emitter's env variables (README, "Configuration"). Values are trimmed and a blank one counts as unset.
+ * `defaults.source` is the component's own name, used when `SVC_AUDIT_SOURCE` is not set.
+ */
+export function loadEmitterConfig(
+  env: Readonly<Record<string, string | undefined>>,
+  defaults: { source: string },
+): EmitterConfig {
+  const present: Record<string, string> = {};
+  for (const key of Object.keys(EmitterEnvSchema.properties)) {
+    const value = env[key]?.trim();
+    if (value) present[key] = value;
+  }
+  const first = Value.Errors(EmitterEnvSchema, present).First();
+  if (first) {
+    const name = first.path.replace(/^\//, "") || "SVC_AUDIT";
+    throw invalid(name, `${first.message}, got ${JSON.stringify(first.value)}`);
+  }
+  const parsed = present as EmitterEnv;
+  const source = parsed.SVC_AUDIT_SOURCE ?? defaults.source;
+  if (!/^[a-z][a-z0-9-]{0,63}$/.test(source)) {
+    throw invalid("SVC_AUDIT_SOURCE", `unset, and the component's default ${JSON.stringify(source)} is not a name`);
+  }
+  const sink = parsed.SVC_AUDIT_LOG_SINK ?? EMITTER_DEFAULTS.sink;
+  const file = parsed.SVC_AUDIT_LOG_FILE;
+  if (sink === "file" && file === undefined) {
+    throw invalid("SVC_AUDIT_LOG_FILE", "required when SVC_AUDIT_LOG_SINK=file");
+  }
+  if (sink !== "file" && file !== undefined) {
+    // a file named while the sink is stdout is a misconfiguration, not something to ignore
+    throw invalid("SVC_AUDIT_LOG_FILE", "set, but SVC_AUDIT_LOG_SINK is not file");
+  }
+  let maxBufferedBytes: number = EMITTER_DEFAULTS.maxBufferedBytes;
+  if (parsed.SVC_AUDIT_LOG_MAX_BUFFER_BYTES !== undefined) {
+    maxBufferedBytes = Number(parsed.SVC_AUDIT_LOG_MAX_BUFFER_BYTES);
+    const { min, max } = EMITTER_LIMITS.maxBufferedBytes;
+    if (maxBufferedBytes < min || maxBufferedBytes > max) {
+      throw invalid(
+        "SVC_AUDIT_LOG_MAX_BUFFER_BYTES",
+        `expected an integer in [${min}, ${max}], got ${parsed.SVC_AUDIT_LOG_MAX_BUFFER_BYTES}`,
+      );
+    }
+  }
+  return {
+    source,
+    sink,
+    file,
+    failMode: parsed.SVC_AUDIT_FAIL_MODE ?? EMITTER_DEFAULTS.failMode,
+    maxBufferedBytes,
+    fsync: (parsed.SVC_AUDIT_LOG_FSYNC ?? String(EMITTER_DEFAULTS.fsync)) === "true",
+  };
+}

@@ -1,0 +1,103 @@
+import { type FileHandle, open, stat } from "node:fs/promises";
+import { AuditEmitterError } from "./errors.ts";
+import type { SinkTarget } from "./sink-target.ts";
+
+/** Mode of a log file the emitter creates: owner read-write, group read (the agent's group), nothing for others. */
+export const AUDIT_FILE_MODE = 0o640;
+
+interface OpenFile {
+  handle: FileHandle;
+  dev: number;
+  ino: number;
+}
+
+const errnoOf = (error: unknown): string | undefined =>
+  typeof error === "object" && error !== null && "code" in error ? String(error.code) : undefined;
+
+/**
+ * An append-only JSONL file that follows rotation: before every batch it compares the path's device and inode
+ * with the open file's, and reopens by path when they differ or the path is gone (rename + create, or the file
+ * deleted). A copytruncate needs nothing: the file is opened with O_APPEND, so writes land at the new end.
+ * `requestReopen()` (e.g. on SIGHUP) forces a reopen at the next batch.
+ */
+export class FileTarget implements SinkTarget {
+  private file: OpenFile | undefined;
+  private reopenRequested = false;
+
+  constructor(
+    readonly name: string,
+    private readonly fsync: boolean,
+  ) {}
+
+  requestReopen(): void {
+    this.reopenRequested = true;
+  }
+
+  async write(chunk: Uint8Array): Promise<void> {
+    try {
+      const { handle } = await this.current();
+      let offset = 0;
+      while (offset < chunk.byteLength) {
+        const { bytesWritten } = await handle.write(chunk, offset, chunk.byteLength - offset);
+        offset += bytesWritten;
+      }
+      if (this.fsync) await handle.datasync();
+    } catch (error) {
+      if (error instanceof AuditEmitterError) throw error;
+      throw this.failure("write", error);
+    }
+  }
+
+  async close(): Promise<void> {
+    const file = this.file;
+    this.file = undefined;
+    await file?.handle.close();
+  }
+
+  /** The open file, reopened first when the path no longer names it. */
+  private async current(): Promise<OpenFile> {
+    const file = this.file;
+    if (file && !this.reopenRequested && (await this.pathStillNames(file))) return file;
+    this.reopenRequested = false;
+    this.file = undefined;
+    await file?.handle.close().catch(() => undefined);
+    this.file = await this.openFile();
+    return this.file;
+  }
+
+  private async pathStillNames(file: OpenFile): Promise<boolean> {
+    try {
+      const now = await stat(this.name);
+      return now.ino === file.ino && now.dev === file.dev;
+    } catch (error) {
+      if (errnoOf(error) === "ENOENT") return false;
+      throw this.failure("stat", error);
+    }
+  }
+
+  private async openFile(): Promise<OpenFile> {
+    let handle: FileHandle;
+    try {
+      // O_EXCL first, to know whether this call created the file and must set its mode past the umask
+      handle = await open(this.name, "ax", AUDIT_FILE_MODE);
+      await handle.chmod(AUDIT_FILE_MODE);
+    } catch (error) {
+      if (errnoOf(error) !== "EEXIST") throw this.failure("open", error);
+      try {
+        handle = await open(this.name, "a");
+      } catch (again) {
+        throw this.failure("open", again);
+      }
+    }
+    const { dev, ino } = await handle.stat();
+    return { handle, dev, ino };
+  }
+
+  private failure(operation: string, cause: unknown): AuditEmitterError {
+    const reason = cause instanceof Error ? cause.message : String(cause);
+    return new AuditEmitterError("AUDIT_EMITTER_WRITE_FAILED", `audit log ${operation} failed: ${reason}`, {
+      subject: this.name,
+      cause,
+    });
+  }
+}
