@@ -1,0 +1,22 @@
+export {
+  type BatchLimits,
+  parseQueueConsumerConfig,
+  parseQueueConsumerConfig as parseConsumerConfig,
+  type QueueConsumerConfig,
+  QueueConsumerEnvSchema,
+} from "./src/config.ts";
+export { ConsumerMetrics } from "./src/consumer-metrics.ts";
+export { QUEUE_CONSUMER_ERROR_CODES, QueueConsumerError, type QueueConsumerErrorCode } from "./src/errors.ts";
+export { type IndexFields, indexFields } from "./src/index-fields.ts";
+export { ensureIndexSchema, INDEX_SCHEMA_VERSION, INDEX_TABLES, indexSchemaDdl } from "./src/index-schema.ts";
+export { objectKey } from "./src/object-key.ts";
+export { type IndexedEvent, PartitionBatch, type SealedBatch } from "./src/partition-batch.ts";
+export { putBatchObject, type WrittenObject } from "./src/put-batch-object.ts";
+export {
+  type BatchWritten,
+  type QueueConsumer,
+  type QueueConsumerEvents,
+  type StartConsumerOptions,
+  startConsumer,
+} from "./src/queue-consumer.ts";
+export { type IndexedBatch, writeBatchIndex } from "./src/write-index.ts";

@@ -1,0 +1,27 @@
+import { SvcError } from "@svc/common";
+
+/** Stable codes of the queue consumer's failures; callers and tests branch on these, never on message text. */
+export const QUEUE_CONSUMER_ERROR_CODES = [
+  /** An environment variable has a bad value; `subject` is its name. */
+  "QUEUE_CONSUMER_CONFIG_INVALID",
+  /** The PUT of a batch object failed; `canRetry` says whether writing it again may succeed; `subject` is the key. */
+  "QUEUE_CONSUMER_PUT_FAILED",
+  /** The index transaction of a batch failed; `subject` is the object key. */
+  "QUEUE_CONSUMER_INDEX_FAILED",
+  /** Creating or migrating the index schema failed; `subject` is the schema. */
+  "QUEUE_CONSUMER_SCHEMA_FAILED",
+  /** Committing a partition's offset to Kafka failed; `subject` is `topic/partition`. */
+  "QUEUE_CONSUMER_COMMIT_FAILED",
+  /** The consumer's message stream failed (group membership, fetch); the process stops, nothing is committed. */
+  "QUEUE_CONSUMER_STREAM_FAILED",
+  /** A retry loop was stopped (shutdown or rebalance) before the operation succeeded; nothing was committed. */
+  "QUEUE_CONSUMER_ABORTED",
+  /** A graceful shutdown ran out of time before every batch was written (its records are read again). */
+  "QUEUE_CONSUMER_SHUTDOWN_TIMEOUT",
+  /** The metrics and health listener could not be started; `subject` is the address. */
+  "QUEUE_CONSUMER_METRICS_LISTEN_FAILED",
+] as const;
+
+export type QueueConsumerErrorCode = (typeof QUEUE_CONSUMER_ERROR_CODES)[number];
+
+export class QueueConsumerError extends SvcError<QueueConsumerErrorCode> {}

@@ -1,0 +1,73 @@
+import type { SQL } from "bun";
+import { QueueConsumerError } from "./errors.ts";
+
+/** The index's tables (docs/audit-storage.md, "Index"); the audit API reads them under the same schema. */
+export const INDEX_TABLES = {
+  objects: "objects",
+  events: "events",
+  counts: "counts",
+  marks: "marks",
+  migrations: "schema_migrations",
+} as const;
+
+/** The schema version this package writes; the audit API can refuse an index older than the one it reads. */
+export const INDEX_SCHEMA_VERSION = 1;
+
+const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/** `"schema"."table"`, for a schema name checked against the identifier pattern. */
+export function qualifiedTable(schema: string, table: keyof typeof INDEX_TABLES): string {
+  if (!IDENTIFIER.test(schema)) {
+    throw new QueueConsumerError("QUEUE_CONSUMER_SCHEMA_FAILED", `bad schema name ${JSON.stringify(schema)}`, {
+      subject: schema,
+    });
+  }
+  return `"${schema}"."${INDEX_TABLES[table]}"`;
+}
+
+/** The DDL of version 1, for a checked schema name. */
+export function indexSchemaDdl(schema: string): string[] {
+  const t = (table: keyof typeof INDEX_TABLES) => qualifiedTable(schema, table);
+  return [
+    `CREATE SCHEMA IF NOT EXISTS "${schema}"`,
+    `CREATE TABLE IF NOT EXISTS ${t("migrations")} (version int PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
+    `CREATE TABLE IF NOT EXISTS ${t("objects")} (
+       object_id bigserial PRIMARY KEY, bucket text NOT NULL, key text NOT NULL, version_id text NOT NULL,
+       topic text NOT NULL, partition int NOT NULL, first_offset bigint NOT NULL, last_offset bigint NOT NULL,
+       records int NOT NULL, bytes bigint NOT NULL, min_time timestamptz, max_time timestamptz,
+       written_at timestamptz NOT NULL DEFAULT now(), UNIQUE (bucket, key, version_id))`,
+    `CREATE TABLE IF NOT EXISTS ${t("events")} (
+       id text PRIMARY KEY, tenant_id text NOT NULL, time timestamptz NOT NULL, principal_id text NOT NULL,
+       action text NOT NULL, result text NOT NULL, resource text NOT NULL,
+       object_id bigint NOT NULL REFERENCES ${t("objects")}, byte_start bigint NOT NULL, byte_length int NOT NULL)`,
+    `CREATE INDEX IF NOT EXISTS events_tenant_time ON ${t("events")} (tenant_id, time, id)`,
+    `CREATE INDEX IF NOT EXISTS events_tenant_principal_time ON ${t("events")} (tenant_id, principal_id, time, id)`,
+    `CREATE TABLE IF NOT EXISTS ${t("counts")} (
+       tenant_id text NOT NULL, minute timestamptz NOT NULL, principal_id text NOT NULL, action text NOT NULL,
+       result text NOT NULL, n bigint NOT NULL, PRIMARY KEY (tenant_id, minute, principal_id, action, result))`,
+    `CREATE TABLE IF NOT EXISTS ${t("marks")} (
+       topic text NOT NULL, partition int NOT NULL, indexed_through bigint NOT NULL, PRIMARY KEY (topic, partition))`,
+    `INSERT INTO ${t("migrations")} (version) VALUES (${INDEX_SCHEMA_VERSION}) ON CONFLICT (version) DO NOTHING`,
+  ];
+}
+
+/**
+ * Creates the index schema when missing (`CREATE … IF NOT EXISTS`, one migration table), under a transaction-scoped
+ * advisory lock so replicas starting together do not race. Throws `QUEUE_CONSUMER_SCHEMA_FAILED`.
+ */
+export async function ensureIndexSchema(sql: SQL, schema: string): Promise<void> {
+  const statements = indexSchemaDdl(schema);
+  try {
+    await sql.begin(async (tx) => {
+      await tx`SELECT pg_advisory_xact_lock(hashtext(${`svc-audit-index:${schema}`}))`;
+      for (const statement of statements) await tx.unsafe(statement);
+    });
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    throw new QueueConsumerError("QUEUE_CONSUMER_SCHEMA_FAILED", `index schema ${schema}: ${message}`, {
+      subject: schema,
+      canRetry: true,
+      cause: error,
+    });
+  }
+}

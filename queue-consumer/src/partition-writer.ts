@@ -1,0 +1,115 @@
+import { QueueConsumerError } from "./errors.ts";
+import { PartitionBatch, type SealedBatch } from "./partition-batch.ts";
+
+/** Writes one sealed batch durably (PUT, index, commit); rejects with `QUEUE_CONSUMER_ABORTED` once `signal` aborts. */
+export type WriteBatch = (batch: SealedBatch, signal: AbortSignal) => Promise<void>;
+
+export interface PartitionWriterHooks {
+  write: WriteBatch;
+  /** Bytes that left the buffer: committed, or dropped uncommitted. */
+  release(bytes: number): void;
+  /** A batch could not be written and cannot be retried: the consumer stops, nothing of it is committed. */
+  fail(error: unknown): void;
+  dropped(batches: number): void;
+}
+
+/**
+ * One assigned partition: its open batch and the sealed batches waiting to be written, written one at a time and
+ * in offset order, so a partition's offsets are committed in order. Records below the next expected offset are
+ * skipped: after a rebalance the stream fetches a kept partition again from its committed offset.
+ */
+export class PartitionWriter {
+  private open: PartitionBatch;
+  private readonly queue: SealedBatch[] = [];
+  private readonly abort = new AbortController();
+  private running: Promise<void> | undefined;
+  /** Offset of the next record this writer takes; -1 until the first one. */
+  private nextOffset = -1n;
+  /** Bytes held (open and queued), for the buffer account. */
+  private held = 0;
+
+  constructor(
+    readonly topic: string,
+    readonly partition: number,
+    private readonly hooks: PartitionWriterHooks,
+  ) {
+    this.open = new PartitionBatch(topic, partition);
+  }
+
+  get revoked(): boolean {
+    return this.abort.signal.aborted;
+  }
+
+  /** Adds a record; returns the bytes it adds to the buffer (0 when skipped as already taken). */
+  add(value: Buffer, offset: bigint, timestampMs: number, now: number): number {
+    if (this.revoked || offset < this.nextOffset) return 0;
+    this.nextOffset = offset + 1n;
+    this.open.add(value, offset, timestampMs, now);
+    const bytes = value.length + 1;
+    this.held += bytes;
+    return bytes;
+  }
+
+  isFull(limits: { maxBytes: number; maxRecords: number }): boolean {
+    return this.open.isFull(limits);
+  }
+
+  isDue(maxAgeMs: number, now: number): boolean {
+    return this.open.isDue(maxAgeMs, now);
+  }
+
+  /** Closes the open batch (if any) and starts writing it after the ones before it. */
+  seal(): void {
+    if (this.revoked || this.open.size === 0) return;
+    this.queue.push(this.open.seal());
+    this.open = new PartitionBatch(this.topic, this.partition);
+    this.running ??= this.drain().finally(() => {
+      this.running = undefined;
+    });
+  }
+
+  /** Resolves when nothing is being written (every sealed batch committed, or the writer revoked). */
+  async idle(): Promise<void> {
+    while (this.running) await this.running;
+  }
+
+  get pendingBatches(): number {
+    return this.queue.length + (this.open.size > 0 ? 1 : 0);
+  }
+
+  /**
+   * Stops the writer: the open batch and the batches not yet committed are dropped (the partition's next owner, or
+   * this consumer's next session, reads them again from the committed offset), and a write in progress stops at its
+   * next retry.
+   */
+  revoke(): void {
+    if (this.revoked) return;
+    this.abort.abort();
+    const dropped = this.queue.length + (this.open.size > 0 ? 1 : 0);
+    this.queue.length = 0;
+    this.open = new PartitionBatch(this.topic, this.partition);
+    if (dropped > 0) this.hooks.dropped(dropped);
+    this.hooks.release(this.held);
+    this.held = 0;
+  }
+
+  private async drain(): Promise<void> {
+    for (;;) {
+      const batch = this.queue[0];
+      if (batch === undefined || this.revoked) return;
+      try {
+        await this.hooks.write(batch, this.abort.signal);
+      } catch (error) {
+        if (error instanceof QueueConsumerError && error.code === "QUEUE_CONSUMER_ABORTED") return;
+        if (this.revoked) return;
+        this.hooks.fail(error);
+        this.revoke();
+        return;
+      }
+      if (this.revoked) return;
+      this.queue.shift();
+      this.held -= batch.body.length;
+      this.hooks.release(batch.body.length);
+    }
+  }
+}

@@ -1,0 +1,102 @@
+import { promisify } from "node:util";
+import { gzip } from "node:zlib";
+import { PutObjectCommand, type S3Client, S3ServiceException } from "@aws-sdk/client-s3";
+import { QueueConsumerError } from "./errors.ts";
+import { objectKey } from "./object-key.ts";
+import type { SealedBatch } from "./partition-batch.ts";
+
+const gzipAsync = promisify(gzip);
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+export interface PutSettings {
+  bucket: string;
+  keyPrefix: string;
+  retentionDays: number;
+  compression: "none" | "gzip";
+}
+
+export interface WrittenObject {
+  bucket: string;
+  key: string;
+  versionId: string;
+  /** Bytes stored (compressed when gzip). */
+  bytes: number;
+  retainUntil: Date;
+}
+
+/** Whether S3 may accept the same PUT later: throttling, server errors and network failures. */
+function canRetryS3(error: unknown): boolean {
+  if (error instanceof S3ServiceException) {
+    const status = error.$metadata.httpStatusCode ?? 0;
+    return status === 0 || status === 408 || status === 429 || status >= 500 || error.$retryable !== undefined;
+  }
+  return true;
+}
+
+/** The object's body as stored: the JSONL, or its gzip (level 1) when compression is on. */
+export async function encodeBody(body: Buffer, compression: "none" | "gzip"): Promise<Buffer> {
+  return compression === "gzip" ? await gzipAsync(body, { level: 1 }) : body;
+}
+
+/**
+ * PUTs one batch object under Object Lock COMPLIANCE (docs/audit-storage.md, "PUT"): retain-until = now +
+ * retention days, `ChecksumAlgorithm: CRC32C` (the SDK sends `x-amz-checksum-crc32c`), and the batch's offsets,
+ * record count and time range as user metadata. Throws `QUEUE_CONSUMER_PUT_FAILED`.
+ */
+export async function putBatchObject(
+  s3: S3Client,
+  settings: PutSettings,
+  batch: SealedBatch,
+  now: Date = new Date(),
+): Promise<WrittenObject> {
+  const gzipped = settings.compression === "gzip";
+  const key = objectKey({
+    prefix: settings.keyPrefix,
+    topic: batch.topic,
+    partition: batch.partition,
+    firstOffset: batch.firstOffset,
+    firstTimestampMs: batch.firstTimestampMs,
+    gzip: gzipped,
+  });
+  const retainUntil = new Date(now.getTime() + settings.retentionDays * DAY_MS);
+  try {
+    const body = await encodeBody(batch.body, settings.compression);
+    const metadata: Record<string, string> = {
+      "first-offset": batch.firstOffset.toString(),
+      "last-offset": batch.lastOffset.toString(),
+      records: String(batch.records),
+    };
+    if (batch.minTime !== undefined) metadata["min-time"] = batch.minTime;
+    if (batch.maxTime !== undefined) metadata["max-time"] = batch.maxTime;
+    const answer = await s3.send(
+      new PutObjectCommand({
+        Bucket: settings.bucket,
+        Key: key,
+        Body: body,
+        ContentLength: body.length,
+        ContentType: "application/x-ndjson",
+        ContentEncoding: gzipped ? "gzip" : undefined,
+        ChecksumAlgorithm: "CRC32C",
+        ObjectLockMode: "COMPLIANCE",
+        ObjectLockRetainUntilDate: retainUntil,
+        Metadata: metadata,
+      }),
+    );
+    if (!answer.VersionId) {
+      throw new QueueConsumerError(
+        "QUEUE_CONSUMER_PUT_FAILED",
+        `PUT ${settings.bucket}/${key}: no version id (is the bucket versioned with Object Lock?)`,
+        { subject: key },
+      );
+    }
+    return { bucket: settings.bucket, key, versionId: answer.VersionId, bytes: body.length, retainUntil };
+  } catch (error) {
+    if (error instanceof QueueConsumerError) throw error;
+    const message = error instanceof Error ? error.message : String(error);
+    throw new QueueConsumerError("QUEUE_CONSUMER_PUT_FAILED", `PUT ${settings.bucket}/${key}: ${message}`, {
+      subject: key,
+      canRetry: canRetryS3(error),
+      cause: error,
+    });
+  }
+}

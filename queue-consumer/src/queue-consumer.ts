@@ -1,0 +1,441 @@
+import { EventEmitter } from "node:events";
+import { S3Client } from "@aws-sdk/client-s3";
+import { Consumer, type Message, type MessagesStream } from "@platformatic/kafka";
+import { SQL } from "bun";
+import pino, { type Logger } from "pino";
+import type { QueueConsumerConfig } from "./config.ts";
+import { ConsumerMetrics } from "./consumer-metrics.ts";
+import { QueueConsumerError } from "./errors.ts";
+import { ensureIndexSchema } from "./index-schema.ts";
+import { serveMetrics } from "./metrics-server.ts";
+import type { SealedBatch } from "./partition-batch.ts";
+import { PartitionWriter } from "./partition-writer.ts";
+import { putBatchObject, type WrittenObject } from "./put-batch-object.ts";
+import { retryWithBackoff } from "./retry-with-backoff.ts";
+import { writeBatchIndex } from "./write-index.ts";
+
+/** One batch made durable: PUT, indexed, offset committed (the `batch` event). */
+export interface BatchWritten {
+  topic: string;
+  partition: number;
+  firstOffset: bigint;
+  lastOffset: bigint;
+  /** Lines in the object. */
+  records: number;
+  /** Index rows inserted; `records - unindexable - inserted` events were indexed before (duplicates). */
+  inserted: number;
+  unindexable: number;
+  object: WrittenObject;
+  objectId: bigint;
+}
+
+export interface QueueConsumerEvents {
+  /** A batch is durable, indexed and its offset committed. */
+  batch: [BatchWritten];
+  /** The partitions this replica owns after a (re)join. */
+  assigned: [number[]];
+  /** A PUT was refused or failed: the object is not durable and the batch is tried again. */
+  "put-retry": [QueueConsumerError];
+  /** The consumer stopped on an error it cannot get past (a batch that can never be written). */
+  failed: [unknown];
+}
+
+export interface StartConsumerOptions {
+  logger?: Logger;
+}
+
+export interface QueueConsumer {
+  readonly metrics: ConsumerMetrics;
+  readonly events: EventEmitter<QueueConsumerEvents>;
+  /** `http://host:port` of `/metrics` and `/health`, when `metricsPort` is set. */
+  readonly metricsUrl: string | undefined;
+  /** Partitions currently assigned to this replica. */
+  assignedPartitions(): number[];
+  /** Bytes read and not yet committed. */
+  bufferedBytes(): number;
+  /**
+   * Graceful stop: fetching stops, every open batch is sealed and written (PUT, index, commit) within
+   * `shutdownTimeoutMs`, then the replica leaves the group. Rejects with `QUEUE_CONSUMER_SHUTDOWN_TIMEOUT` when a
+   * batch could not be written in time (it is read again by the partition's next owner).
+   */
+  stop(): Promise<void>;
+  /** Settles when the consumer has stopped: resolves after `stop()`, rejects when it failed by itself. */
+  readonly done: Promise<void>;
+}
+
+interface Session {
+  consumer: Consumer<Buffer, Buffer, Buffer, Buffer>;
+  stream: MessagesStream<Buffer, Buffer, Buffer, Buffer>;
+  assigned: Set<number>;
+}
+
+/**
+ * Starts the writer half of the `audit` service (docs/audit-storage.md): a member of the consumer group that keeps
+ * one open batch per assigned partition, writes each closed batch as one Object-Locked JSONL object, indexes it in
+ * one PostgreSQL transaction, and only then commits the partition's offset. Creates the index schema first.
+ */
+export async function startConsumer(
+  config: QueueConsumerConfig,
+  options: StartConsumerOptions = {},
+): Promise<QueueConsumer> {
+  const logger = options.logger ?? pino({ level: config.logLevel, base: { component: "audit-writer" } });
+  const events = new EventEmitter<QueueConsumerEvents>();
+  const sql = new SQL({ url: config.pgUrl, max: config.pgPool });
+  try {
+    await retryWithBackoff("index schema", () => ensureIndexSchema(sql, config.indexSchema), {
+      maxDelayMs: 1_000,
+      maxAttempts: 5,
+      signal: new AbortController().signal,
+    });
+  } catch (error) {
+    await sql.close();
+    throw error;
+  }
+  const s3 = new S3Client({
+    endpoint: config.s3.endpoint,
+    region: config.s3.region,
+    credentials: config.s3.credentials,
+    forcePathStyle: config.s3.forcePathStyle,
+    // Our own loop retries (with backoff, nothing committed meanwhile); the SDK's would hide the failures.
+    maxAttempts: 1,
+  });
+
+  const writers = new Map<number, PartitionWriter>();
+  let session: Session | undefined;
+  let buffered = 0;
+  let paused = false;
+  let stopping = false;
+  let failure: unknown;
+  let resolveDone: () => void = () => {};
+  let rejectDone: (error: unknown) => void = () => {};
+  const done = new Promise<void>((resolve, reject) => {
+    resolveDone = resolve;
+    rejectDone = reject;
+  });
+  done.catch(() => {});
+
+  const metrics = new ConsumerMetrics({
+    bufferedBytes: () => buffered,
+    paused: () => paused,
+    assignedPartitions: () => session?.assigned.size ?? 0,
+  });
+  const { maxBytes, maxRecords, maxAgeMs } = config.batch;
+  const batchLimits = { maxBytes, maxRecords };
+
+  const resumeIfRoom = () => {
+    if (paused && buffered <= config.maxBufferedBytes / 2 && !stopping) {
+      paused = false;
+      session?.stream.resume();
+      logger.debug({ buffered }, "fetching resumed");
+    }
+  };
+
+  const writeBatch = async (batch: SealedBatch, signal: AbortSignal): Promise<void> => {
+    const where = `${batch.topic}/${batch.partition}@${batch.firstOffset}`;
+    const object = await retryWithBackoff(`PUT ${where}`, () => putBatchObject(s3, config, batch), {
+      maxDelayMs: config.retryMaxMs,
+      signal,
+      onRetry: (error, attempt, delayMs) => {
+        metrics.putRetries.inc();
+        events.emit("put-retry", error);
+        logger.warn({ err: error, attempt, delayMs, batch: where }, "PUT failed; retrying, nothing committed");
+      },
+    });
+    metrics.objectsWritten.inc();
+    metrics.objectBytes.inc(object.bytes);
+    const indexed = await retryWithBackoff(
+      `index ${where}`,
+      () => writeBatchIndex(sql, config.indexSchema, batch, object),
+      {
+        maxDelayMs: config.retryMaxMs,
+        signal,
+        onRetry: (error, attempt, delayMs) => {
+          metrics.indexRetries.inc();
+          logger.warn({ err: error, attempt, delayMs, batch: where }, "index failed; retrying, nothing committed");
+        },
+      },
+    );
+    metrics.eventsIndexed.inc(indexed.inserted);
+    metrics.eventsDuplicate.inc(batch.events.length - indexed.inserted);
+    metrics.unindexable.inc(batch.unindexable);
+    await retryWithBackoff(`commit ${where}`, () => commitOffset(batch.topic, batch.partition, batch.lastOffset + 1n), {
+      maxDelayMs: config.retryMaxMs,
+      signal,
+      onRetry: (error, attempt) => {
+        metrics.commitRetries.inc();
+        logger.warn({ err: error, attempt, batch: where }, "offset commit failed; retrying");
+      },
+    });
+    metrics.commits.inc();
+    events.emit("batch", {
+      topic: batch.topic,
+      partition: batch.partition,
+      firstOffset: batch.firstOffset,
+      lastOffset: batch.lastOffset,
+      records: batch.records,
+      inserted: indexed.inserted,
+      unindexable: batch.unindexable,
+      object,
+      objectId: indexed.objectId,
+    });
+    logger.debug({ key: object.key, records: batch.records, inserted: indexed.inserted }, "batch durable");
+  };
+
+  const commitOffset = async (topic: string, partition: number, offset: bigint): Promise<void> => {
+    const current = session;
+    if (!current) {
+      throw new QueueConsumerError("QUEUE_CONSUMER_COMMIT_FAILED", `${topic}/${partition}: no Kafka session`, {
+        subject: `${topic}/${partition}`,
+        canRetry: true,
+      });
+    }
+    try {
+      await current.consumer.commit({ offsets: [{ topic, partition, offset, leaderEpoch: -1 }] });
+    } catch (error) {
+      throw new QueueConsumerError(
+        "QUEUE_CONSUMER_COMMIT_FAILED",
+        `commit ${topic}/${partition} at ${offset}: ${(error as Error).message}`,
+        { subject: `${topic}/${partition}`, canRetry: true, cause: error },
+      );
+    }
+  };
+
+  const fail = (error: unknown) => {
+    if (failure !== undefined || stopping) return;
+    failure = error;
+    logger.error({ err: error }, "a batch cannot be written; stopping (nothing of it was committed)");
+    events.emit("failed", error);
+    void shutdown(false).then(
+      () => rejectDone(error),
+      () => rejectDone(error),
+    );
+  };
+
+  const writerFor = (partition: number): PartitionWriter => {
+    let writer = writers.get(partition);
+    if (!writer) {
+      writer = new PartitionWriter(config.topic, partition, {
+        write: writeBatch,
+        release: (bytes) => {
+          buffered -= bytes;
+          resumeIfRoom();
+        },
+        fail,
+        dropped: (batches) => metrics.batchesDropped.inc(batches),
+      });
+      writers.set(partition, writer);
+    }
+    return writer;
+  };
+
+  const onMessage = (message: Message<Buffer, Buffer, Buffer, Buffer>) => {
+    const current = session;
+    if (!current?.assigned.has(message.partition) || message.value == null) return;
+    const writer = writerFor(message.partition);
+    const added = writer.add(message.value, message.offset, Number(message.timestamp), performance.now());
+    if (added === 0) return;
+    metrics.recordsRead.inc();
+    buffered += added;
+    if (writer.isFull(batchLimits)) writer.seal();
+    if (!paused && buffered > config.maxBufferedBytes) {
+      paused = true;
+      current.stream.pause();
+      logger.debug({ buffered }, "fetching paused: buffer full");
+    }
+  };
+
+  /** Revokes the writers of partitions this replica no longer owns (their uncommitted batches are dropped). */
+  const applyAssignment = (assigned: Set<number>) => {
+    for (const [partition, writer] of writers) {
+      if (!assigned.has(partition)) {
+        writer.revoke();
+        writers.delete(partition);
+      }
+    }
+    events.emit(
+      "assigned",
+      [...assigned].sort((a, b) => a - b),
+    );
+    logger.info({ partitions: [...assigned] }, "partitions assigned");
+  };
+
+  const assignmentOf = (consumer: Consumer<Buffer, Buffer, Buffer, Buffer>): Set<number> =>
+    new Set(consumer.assignments?.find((a) => a.topic === config.topic)?.partitions ?? []);
+
+  let restarting: Promise<void> | undefined;
+  const openSession = async (): Promise<Session> => {
+    const consumer = new Consumer<Buffer, Buffer, Buffer, Buffer>({
+      clientId: config.clientId,
+      bootstrapBrokers: config.brokers,
+      groupId: config.groupId,
+      autocommit: false,
+      sessionTimeout: config.sessionTimeoutMs,
+      rebalanceTimeout: config.sessionTimeoutMs,
+      heartbeatInterval: Math.max(500, Math.floor(config.sessionTimeoutMs / 10)),
+      maxWaitTime: 500,
+      maxBytes: 16 * 1024 * 1024,
+      retries: true,
+      retryDelay: 500,
+    });
+    const current: Session = { consumer, stream: undefined as never, assigned: new Set() };
+    consumer.on("consumer:group:join", () => {
+      if (session !== current) return;
+      current.assigned = assignmentOf(consumer);
+      applyAssignment(current.assigned);
+    });
+    // A rebalance is coming: write what we hold now, so partitions handed over carry little uncommitted data.
+    consumer.on("consumer:group:rebalance", () => {
+      if (session === current) for (const writer of writers.values()) writer.seal();
+    });
+    consumer.on("error", (error: unknown) => {
+      if (session === current) restartSession(error);
+    });
+    try {
+      current.stream = await consumer.consume({
+        topics: [config.topic],
+        mode: "committed",
+        fallbackMode: "earliest",
+        autocommit: false,
+      });
+    } catch (error) {
+      await consumer.close(true).catch(() => {});
+      throw error;
+    }
+    session = current;
+    current.assigned = assignmentOf(consumer);
+    applyAssignment(current.assigned);
+    current.stream.on("data", onMessage);
+    current.stream.on("error", (error: unknown) => {
+      if (session === current) restartSession(error);
+    });
+    return current;
+  };
+
+  /**
+   * The stream failed (group membership lost, fetch failed for good): every uncommitted batch is dropped, and a new
+   * session starts from the committed offsets. Nothing is lost: what was dropped was never committed.
+   */
+  const restartSession = (error: unknown) => {
+    if (stopping || restarting) return;
+    logger.warn({ err: error }, "Kafka session failed; starting a new one from the committed offsets");
+    metrics.sessionRestarts.inc();
+    const old = session;
+    session = undefined;
+    restarting = (async () => {
+      for (const writer of writers.values()) writer.revoke();
+      await Promise.all([...writers.values()].map((w) => w.idle()));
+      writers.clear();
+      await old?.consumer.close(true).catch(() => {});
+      paused = false;
+      for (let attempt = 1; !stopping; attempt++) {
+        try {
+          await openSession();
+          return;
+        } catch (openError) {
+          logger.warn({ err: openError, attempt }, "cannot start a Kafka session; retrying");
+          await Bun.sleep(Math.min(config.retryMaxMs, 500 * attempt));
+        }
+      }
+    })().finally(() => {
+      restarting = undefined;
+    });
+  };
+
+  const ageTimer = setInterval(
+    () => {
+      const now = performance.now();
+      for (const writer of writers.values()) if (writer.isDue(maxAgeMs, now)) writer.seal();
+    },
+    Math.max(5, Math.min(1_000, Math.floor(maxAgeMs / 4))),
+  );
+
+  let stopped: Promise<void> | undefined;
+  const shutdown = (flush: boolean): Promise<void> => {
+    stopped ??= (async () => {
+      stopping = true;
+      clearInterval(ageTimer);
+      await restarting;
+      const current = session;
+      current?.stream.pause();
+      let timedOut = false;
+      if (flush) {
+        for (const writer of writers.values()) writer.seal();
+        const drained = Promise.all([...writers.values()].map((w) => w.idle()));
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const timeout = new Promise<"timeout">((resolve) => {
+          timer = setTimeout(() => resolve("timeout"), config.shutdownTimeoutMs);
+        });
+        timedOut = (await Promise.race([drained, timeout])) === "timeout";
+        clearTimeout(timer);
+      }
+      for (const writer of writers.values()) writer.revoke();
+      await Promise.all([...writers.values()].map((w) => w.idle()));
+      writers.clear();
+      session = undefined;
+      if (current) {
+        await current.stream.close().catch(() => {});
+        await current.consumer.close().catch(() => current.consumer.close(true).catch(() => {}));
+      }
+      await metricsServer?.stop();
+      s3.destroy();
+      await sql.close();
+      if (timedOut) {
+        throw new QueueConsumerError(
+          "QUEUE_CONSUMER_SHUTDOWN_TIMEOUT",
+          `batches not written within ${config.shutdownTimeoutMs} ms; their records are read again by the next owner`,
+        );
+      }
+    })();
+    return stopped;
+  };
+
+  let metricsServer: ReturnType<typeof serveMetrics> | undefined;
+  try {
+    if (config.metricsPort !== undefined) {
+      metricsServer = serveMetrics(config.metricsHost, config.metricsPort, metrics.registry, () => {
+        const healthy = session !== undefined && failure === undefined && !stopping;
+        return {
+          healthy,
+          body: {
+            status: healthy ? "consuming" : failure ? "failed" : stopping ? "stopping" : "joining",
+            partitions: [...(session?.assigned ?? [])],
+            bufferedBytes: buffered,
+            paused,
+          },
+        };
+      });
+    }
+    await openSession();
+  } catch (error) {
+    stopping = true;
+    clearInterval(ageTimer);
+    await metricsServer?.stop();
+    s3.destroy();
+    await sql.close();
+    throw new QueueConsumerError(
+      "QUEUE_CONSUMER_STREAM_FAILED",
+      `cannot start consuming: ${(error as Error).message}`,
+      {
+        cause: error,
+        canRetry: true,
+      },
+    );
+  }
+
+  return {
+    metrics,
+    events,
+    metricsUrl: metricsServer?.url,
+    assignedPartitions: () => [...(session?.assigned ?? [])].sort((a, b) => a - b),
+    bufferedBytes: () => buffered,
+    stop: () =>
+      shutdown(true).then(
+        () => resolveDone(),
+        (error: unknown) => {
+          resolveDone();
+          throw error;
+        },
+      ),
+    done,
+  };
+}

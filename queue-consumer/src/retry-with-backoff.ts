@@ -1,0 +1,52 @@
+import { QueueConsumerError } from "./errors.ts";
+
+export interface RetryOptions {
+  /** Longest wait between two attempts; waits double from 100 ms up to it (with jitter). */
+  maxDelayMs: number;
+  /** Aborting ends the loop with `QUEUE_CONSUMER_ABORTED` (shutdown, or a partition revoked). */
+  signal: AbortSignal;
+  /** Stop after this many attempts (undefined: until it succeeds or fails for good). */
+  maxAttempts?: number;
+  onRetry?: (error: QueueConsumerError, attempt: number, delayMs: number) => void;
+}
+
+function aborted(what: string): QueueConsumerError {
+  return new QueueConsumerError("QUEUE_CONSUMER_ABORTED", `${what}: stopped before it succeeded`, { subject: what });
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener("abort", done, { once: true });
+  });
+}
+
+/**
+ * Runs `operation` until it succeeds. Failures are `QueueConsumerError`s; one whose `canRetry` is false ends the
+ * loop at once (rethrown), one that can be retried waits and tries again.
+ */
+export async function retryWithBackoff<T>(
+  what: string,
+  operation: () => Promise<T>,
+  options: RetryOptions,
+): Promise<T> {
+  let delay = 100;
+  for (let attempt = 1; ; attempt++) {
+    if (options.signal.aborted) throw aborted(what);
+    try {
+      return await operation();
+    } catch (error) {
+      if (!(error instanceof QueueConsumerError) || !error.canRetry) throw error;
+      if (options.maxAttempts !== undefined && attempt >= options.maxAttempts) throw error;
+      const wait = Math.min(options.maxDelayMs, delay) * (0.5 + Math.random() / 2);
+      options.onRetry?.(error, attempt, Math.round(wait));
+      await sleep(wait, options.signal);
+      delay = Math.min(options.maxDelayMs, delay * 2);
+    }
+  }
+}

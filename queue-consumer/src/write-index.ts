@@ -1,0 +1,95 @@
+import type { SQL } from "bun";
+import { QueueConsumerError } from "./errors.ts";
+import type { SealedBatch } from "./partition-batch.ts";
+import type { WrittenObject } from "./put-batch-object.ts";
+
+export interface IndexedBatch {
+  objectId: bigint;
+  /** Event rows really inserted (the others were indexed before: a duplicate shipped or written twice). */
+  inserted: number;
+}
+
+function sqlMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** Whether the index write may succeed later: a connection or server-side transient failure. */
+function canRetryIndex(error: unknown): boolean {
+  const code = (error as { errno?: unknown; code?: unknown }).errno ?? (error as { code?: unknown }).code;
+  // SQLSTATE classes 22 (data exception), 23 (constraint) and 42 (syntax, undefined object) do not heal by
+  // themselves; every other failure (connection lost, 40001/40P01, 53xxx resources, 57P01 shutdown) may.
+  if (typeof code === "string" && /^(22|23|42)[0-9A-Z]{3}$/.test(code)) return false;
+  return true;
+}
+
+/**
+ * Indexes one written batch in one transaction (docs/audit-storage.md, "Write, per batch, after the PUT"):
+ * the `objects` row; the event rows in bulk (`unnest` of column arrays) with `ON CONFLICT (id) DO NOTHING`, so an
+ * event indexed before keeps its first (object, byte range); the `counts` rollup of exactly the rows inserted; and
+ * `marks.indexed_through` (never lowered: a former owner of the partition may finish a batch after the new one).
+ * Run again for the same object version, it inserts nothing new. Throws `QUEUE_CONSUMER_INDEX_FAILED`.
+ */
+export async function writeBatchIndex(
+  sql: SQL,
+  schema: string,
+  batch: SealedBatch,
+  object: WrittenObject,
+): Promise<IndexedBatch> {
+  const table = (name: string) => sql(`${schema}.${name}`);
+  const events = batch.events;
+  const column = <K extends keyof (typeof events)[number]>(key: K) => events.map((event) => event[key]);
+  try {
+    return await sql.begin(async (tx) => {
+      const [row] = await tx`
+        INSERT INTO ${table("objects")} (bucket, key, version_id, topic, partition, first_offset, last_offset,
+                                        records, bytes, min_time, max_time)
+        VALUES (${object.bucket}, ${object.key}, ${object.versionId}, ${batch.topic}, ${batch.partition},
+                ${batch.firstOffset.toString()}::bigint, ${batch.lastOffset.toString()}::bigint, ${batch.records},
+                ${object.bytes}, ${batch.minTime ?? null}::timestamptz, ${batch.maxTime ?? null}::timestamptz)
+        ON CONFLICT (bucket, key, version_id) DO UPDATE SET records = excluded.records
+        RETURNING object_id::text AS object_id`;
+      const objectId = BigInt((row as { object_id: string }).object_id);
+      let inserted = 0;
+      if (events.length > 0) {
+        const [counted] = await tx`
+          WITH input AS (
+            SELECT * FROM unnest(${sql.array(column("id"), "TEXT")}, ${sql.array(column("tenant_id"), "TEXT")},
+                                 ${sql.array(column("time"), "TEXT")}, ${sql.array(column("principal_id"), "TEXT")},
+                                 ${sql.array(column("action"), "TEXT")}, ${sql.array(column("result"), "TEXT")},
+                                 ${sql.array(column("resource"), "TEXT")}, ${sql.array(column("byte_start"), "BIGINT")},
+                                 ${sql.array(column("byte_length"), "INTEGER")})
+              AS u(id, tenant_id, time, principal_id, action, result, resource, byte_start, byte_length)
+          ), inserted AS (
+            INSERT INTO ${table("events")} (id, tenant_id, time, principal_id, action, result, resource, object_id,
+                                            byte_start, byte_length)
+            SELECT id, tenant_id, time::timestamptz, principal_id, action, result, resource,
+                   ${objectId.toString()}::bigint, byte_start, byte_length
+            FROM input
+            ON CONFLICT (id) DO NOTHING
+            RETURNING tenant_id, time, principal_id, action, result
+          ), rolled AS (
+            INSERT INTO ${table("counts")} AS c (tenant_id, minute, principal_id, action, result, n)
+            SELECT tenant_id, date_trunc('minute', time, 'UTC'), principal_id, action, result, count(*)
+            FROM inserted
+            GROUP BY 1, 2, 3, 4, 5
+            ON CONFLICT (tenant_id, minute, principal_id, action, result) DO UPDATE SET n = c.n + excluded.n
+            RETURNING 1
+          )
+          SELECT (SELECT count(*) FROM inserted)::int AS inserted, (SELECT count(*) FROM rolled)::int AS rolled`;
+        inserted = (counted as { inserted: number }).inserted;
+      }
+      await tx`
+        INSERT INTO ${table("marks")} AS m (topic, partition, indexed_through)
+        VALUES (${batch.topic}, ${batch.partition}, ${batch.lastOffset.toString()}::bigint)
+        ON CONFLICT (topic, partition) DO UPDATE
+          SET indexed_through = GREATEST(m.indexed_through, excluded.indexed_through)`;
+      return { objectId, inserted };
+    });
+  } catch (error) {
+    throw new QueueConsumerError(
+      "QUEUE_CONSUMER_INDEX_FAILED",
+      `index ${object.key} (version ${object.versionId}): ${sqlMessage(error)}`,
+      { subject: object.key, canRetry: canRetryIndex(error), cause: error },
+    );
+  }
+}

@@ -1,0 +1,94 @@
+import { describe, expect, test } from "bun:test";
+import { thrownBy } from "@svc/testkit";
+import { parseQueueConsumerConfig, QueueConsumerError } from "../index.ts";
+
+const MAIN = new URL("../src/main.ts", import.meta.url).pathname;
+
+const VALID = {
+  SVC_AUDIT_KAFKA_BROKERS: "127.0.0.1:9092",
+  SVC_AUDIT_PG_URL: "postgres://svc:svc@127.0.0.1:5432/svc",
+  SVC_AUDIT_RETENTION_DAYS: "7",
+};
+
+describe("parseQueueConsumerConfig", () => {
+  test("defaults follow docs/audit-storage.md", () => {
+    const config = parseQueueConsumerConfig(VALID);
+    expect(config.topic).toBe("svc.audit.events.v1");
+    expect(config.groupId).toBe("svc-audit-writer");
+    expect(config.bucket).toBe("svc-audit");
+    expect(config.indexSchema).toBe("audit");
+    expect(config.batch).toEqual({ maxBytes: 32 * 1024 * 1024, maxRecords: 100_000, maxAgeMs: 9_000 });
+    expect(config.maxBufferedBytes).toBe(4 * 32 * 1024 * 1024);
+    expect(config.retentionDays).toBe(7);
+    expect(config.compression).toBe("none");
+    expect(config.keyPrefix).toBe("");
+    expect(config.s3.credentials).toBeUndefined();
+  });
+
+  test("the KMS instance is the same program with other settings", () => {
+    const config = parseQueueConsumerConfig({
+      ...VALID,
+      SVC_AUDIT_TOPIC: "svc.kms.audit.events.v1",
+      SVC_AUDIT_BUCKET: "svc-kms-audit",
+      SVC_AUDIT_GROUP_ID: "svc-kms-audit-writer",
+      SVC_AUDIT_INDEX_SCHEMA: "kms_audit",
+      SVC_AUDIT_S3_ACCESS_KEY: "a",
+      SVC_AUDIT_S3_SECRET_KEY: "b",
+    });
+    expect([config.topic, config.bucket, config.groupId, config.indexSchema]).toEqual([
+      "svc.kms.audit.events.v1",
+      "svc-kms-audit",
+      "svc-kms-audit-writer",
+      "kms_audit",
+    ]);
+    expect(config.s3.credentials).toEqual({ accessKeyId: "a", secretAccessKey: "b" });
+  });
+
+  const bad: [string, Record<string, string | undefined>][] = [
+    ["SVC_AUDIT_KAFKA_BROKERS", { SVC_AUDIT_KAFKA_BROKERS: "no-port" }],
+    ["SVC_AUDIT_KAFKA_BROKERS", { SVC_AUDIT_KAFKA_BROKERS: undefined }],
+    ["SVC_AUDIT_RETENTION_DAYS", { SVC_AUDIT_RETENTION_DAYS: undefined }],
+    ["SVC_AUDIT_RETENTION_DAYS", { SVC_AUDIT_RETENTION_DAYS: "0" }],
+    ["SVC_AUDIT_RETENTION_DAYS", { SVC_AUDIT_RETENTION_DAYS: "1.5" }],
+    ["SVC_AUDIT_PG_URL", { SVC_AUDIT_PG_URL: "mysql://x" }],
+    ["SVC_AUDIT_INDEX_SCHEMA", { SVC_AUDIT_INDEX_SCHEMA: 'audit"; drop' }],
+    ["SVC_AUDIT_BUCKET", { SVC_AUDIT_BUCKET: "Bad_Bucket" }],
+    ["SVC_AUDIT_KEY_PREFIX", { SVC_AUDIT_KEY_PREFIX: "no-trailing-slash" }],
+    ["SVC_AUDIT_OBJECT_COMPRESSION", { SVC_AUDIT_OBJECT_COMPRESSION: "zstd" }],
+    ["SVC_AUDIT_BATCH_MAX_BYTES", { SVC_AUDIT_BATCH_MAX_BYTES: "12" }],
+    ["SVC_AUDIT_BATCH_MAX_RECORDS", { SVC_AUDIT_BATCH_MAX_RECORDS: "0" }],
+    ["SVC_AUDIT_BATCH_MAX_AGE_MS", { SVC_AUDIT_BATCH_MAX_AGE_MS: "ten" }],
+    ["SVC_AUDIT_MAX_BUFFERED_BYTES", { SVC_AUDIT_BATCH_MAX_BYTES: "4096", SVC_AUDIT_MAX_BUFFERED_BYTES: "4096" }],
+    ["SVC_AUDIT_KAFKA_SESSION_TIMEOUT_MS", { SVC_AUDIT_KAFKA_SESSION_TIMEOUT_MS: "100" }],
+    ["SVC_AUDIT_S3_SECRET_KEY", { SVC_AUDIT_S3_ACCESS_KEY: "only-one" }],
+    ["SVC_AUDIT_S3_ENDPOINT", { SVC_AUDIT_S3_ENDPOINT: "ftp://x" }],
+    ["SVC_AUDIT_METRICS_PORT", { SVC_AUDIT_METRICS_PORT: "70000" }],
+    ["SVC_AUDIT_LOG_LEVEL", { SVC_AUDIT_LOG_LEVEL: "loud" }],
+  ];
+  for (const [field, change] of bad) {
+    test(`${field}=${JSON.stringify(Object.values(change)[0])} is refused naming the field`, () => {
+      const error = thrownBy(() => parseQueueConsumerConfig({ ...VALID, ...change }), QueueConsumerError);
+      expect(error.code).toBe("QUEUE_CONSUMER_CONFIG_INVALID");
+      expect(error.subject).toBe(field);
+      expect(error.message).toContain(field);
+    });
+  }
+
+  test("main exits non-zero naming each bad field", async () => {
+    const runs = bad.map(async ([field, change]) => {
+      const env: Record<string, string> = {};
+      for (const [key, value] of Object.entries({ ...process.env, ...VALID, ...change })) {
+        if (value !== undefined && !(key.startsWith("SVC_AUDIT_") && !(key in VALID) && !(key in change))) {
+          env[key] = value;
+        }
+      }
+      const child = Bun.spawn([process.execPath, "run", MAIN], { env, stdout: "pipe", stderr: "pipe" });
+      const [code, stderr] = await Promise.all([child.exited, new Response(child.stderr).text()]);
+      return { field, code, stderr };
+    });
+    for (const { field, code, stderr } of await Promise.all(runs)) {
+      expect(code, field).not.toBe(0);
+      expect(stderr, field).toContain(field);
+    }
+  });
+});

@@ -1,0 +1,221 @@
+import { ListObjectVersionsCommand, type ObjectVersion, S3Client } from "@aws-sdk/client-s3";
+import { Admin, Producer } from "@platformatic/kafka";
+import { randomName } from "@svc/testkit";
+import type { SQL } from "bun";
+import { parseQueueConsumerConfig, type QueueConsumerConfig } from "../index.ts";
+
+/** Stack addresses as the consumer's env variables (the dev stack's, or a private one's `overrides`). */
+export interface Addresses {
+  brokers: string;
+  s3Endpoint: string;
+  s3Region: string;
+  s3AccessKey: string;
+  s3SecretKey: string;
+  pgUrl: string;
+}
+
+export function stackAddresses(env: Record<string, string | undefined> = process.env): Addresses {
+  const get = (key: string) => {
+    const value = env[key];
+    if (!value) throw new Error(`${key} unset: load the stack env (. ~/.local/state/svc-ops/stack/stack.env)`);
+    return value;
+  };
+  return {
+    brokers: get("SVC_STACK_KAFKA_BROKERS"),
+    s3Endpoint: get("SVC_STACK_S3_ENDPOINT"),
+    s3Region: get("SVC_STACK_S3_REGION"),
+    s3AccessKey: get("SVC_STACK_S3_ACCESS_KEY"),
+    s3SecretKey: get("SVC_STACK_S3_SECRET_KEY"),
+    pgUrl: get("SVC_STACK_PG_URL"),
+  };
+}
+
+/** A test's own topic, key prefix, index schema and group, on the shared bucket `svc-audit`. */
+export interface TestNames {
+  topic: string;
+  keyPrefix: string;
+  schema: string;
+  groupId: string;
+}
+
+export function testNames(purpose: string): TestNames {
+  return {
+    topic: randomName(`svc-test-qc-${purpose}`),
+    keyPrefix: `test/qc-${purpose}-${randomName("p").slice(2)}/`,
+    schema: randomName(`t_qc_${purpose}`).replaceAll("-", "_"),
+    groupId: randomName(`svc-test-qc-${purpose}`),
+  };
+}
+
+/** The consumer's env for a test: small batches, short session timeout, no metrics listener unless asked. */
+export function consumerEnv(
+  addresses: Addresses,
+  names: TestNames,
+  extra: Record<string, string> = {},
+): Record<string, string> {
+  return {
+    SVC_AUDIT_KAFKA_BROKERS: addresses.brokers,
+    SVC_AUDIT_TOPIC: names.topic,
+    SVC_AUDIT_GROUP_ID: names.groupId,
+    SVC_AUDIT_BUCKET: "svc-audit",
+    SVC_AUDIT_KEY_PREFIX: names.keyPrefix,
+    SVC_AUDIT_S3_ENDPOINT: addresses.s3Endpoint,
+    SVC_AUDIT_S3_REGION: addresses.s3Region,
+    SVC_AUDIT_S3_ACCESS_KEY: addresses.s3AccessKey,
+    SVC_AUDIT_S3_SECRET_KEY: addresses.s3SecretKey,
+    SVC_AUDIT_RETENTION_DAYS: "1",
+    SVC_AUDIT_PG_URL: addresses.pgUrl,
+    SVC_AUDIT_INDEX_SCHEMA: names.schema,
+    SVC_AUDIT_BATCH_MAX_AGE_MS: "500",
+    SVC_AUDIT_KAFKA_SESSION_TIMEOUT_MS: "6000",
+    SVC_AUDIT_RETRY_MAX_MS: "500",
+    SVC_AUDIT_LOG_LEVEL: "warn",
+    ...extra,
+  };
+}
+
+export function consumerConfig(
+  addresses: Addresses,
+  names: TestNames,
+  extra: Record<string, string> = {},
+): QueueConsumerConfig {
+  return parseQueueConsumerConfig(consumerEnv(addresses, names, extra));
+}
+
+export async function createTopic(brokers: string, topic: string, partitions = 6): Promise<void> {
+  const admin = new Admin({ clientId: "qc-test-admin", bootstrapBrokers: brokers.split(",") });
+  try {
+    await admin.createTopics({ topics: [topic], partitions, replicas: 1 });
+  } finally {
+    await admin.close();
+  }
+}
+
+export async function deleteTopic(brokers: string, topic: string): Promise<void> {
+  const admin = new Admin({ clientId: "qc-test-admin", bootstrapBrokers: brokers.split(","), retries: 1 });
+  try {
+    await admin.deleteTopics({ topics: [topic] });
+  } catch {
+    // best effort: a topic of a test that failed early may not exist
+  } finally {
+    await admin.close().catch(() => {});
+  }
+}
+
+/** One valid audit record line for tenant `tenant`, about 400 bytes. */
+export function recordLine(
+  id: string,
+  tenant: string,
+  time = new Date().toISOString(),
+  action = "/kms.v1.Kms/Encrypt",
+) {
+  return JSON.stringify({
+    id,
+    time,
+    source: "endpoint",
+    action,
+    resource: `keys/${tenant}/k-0001/versions/3`,
+    result: "ok",
+    duration_ms: 1.25,
+    claimed_tenant_id: tenant,
+    principal_id: `user-${id.slice(-2)}`,
+    tenant_id: tenant,
+    attributes: { request_id: `req-${id}`, client: "svc-cli/1.0 (linux; x86_64) padding-to-about-400-bytes" },
+  });
+}
+
+export interface ProducedLine {
+  id: string;
+  tenant: string;
+  line: string;
+}
+
+/** `count` records over `tenants` tenants, keyed by tenant as the agent keys them. */
+export function makeLines(count: number, tenants = 12, prefix = randomName("ev")): ProducedLine[] {
+  return Array.from({ length: count }, (_, i) => {
+    const id = `${prefix}-${String(i).padStart(7, "0")}`;
+    const tenant = `tenant-${i % tenants}`;
+    return { id, tenant, line: recordLine(id, tenant) };
+  });
+}
+
+export class TestProducer {
+  private readonly producer: Producer<Buffer, Buffer, Buffer, Buffer>;
+  constructor(brokers: string) {
+    this.producer = new Producer({
+      clientId: "qc-test-producer",
+      bootstrapBrokers: brokers.split(","),
+      acks: -1,
+      retries: true,
+      retryDelay: 250,
+    });
+  }
+  async send(topic: string, lines: readonly ProducedLine[], chunk = 500): Promise<void> {
+    for (let i = 0; i < lines.length; i += chunk) {
+      await this.producer.send({
+        messages: lines.slice(i, i + chunk).map((l) => ({
+          topic,
+          key: Buffer.from(l.tenant),
+          value: Buffer.from(l.line),
+          timestamp: BigInt(Date.now()),
+        })),
+      });
+    }
+  }
+  close(): Promise<void> {
+    return this.producer.close();
+  }
+}
+
+export function s3Client(addresses: Addresses): S3Client {
+  return new S3Client({
+    endpoint: addresses.s3Endpoint,
+    region: addresses.s3Region,
+    credentials: { accessKeyId: addresses.s3AccessKey, secretAccessKey: addresses.s3SecretKey },
+    forcePathStyle: true,
+  });
+}
+
+/** Every version of every object under `prefix`. */
+export async function listVersions(s3: S3Client, bucket: string, prefix: string): Promise<ObjectVersion[]> {
+  const versions: ObjectVersion[] = [];
+  let keyMarker: string | undefined;
+  let versionIdMarker: string | undefined;
+  for (;;) {
+    const page = await s3.send(
+      new ListObjectVersionsCommand({
+        Bucket: bucket,
+        Prefix: prefix,
+        KeyMarker: keyMarker,
+        VersionIdMarker: versionIdMarker,
+      }),
+    );
+    versions.push(...(page.Versions ?? []));
+    if (!page.IsTruncated) return versions;
+    keyMarker = page.NextKeyMarker;
+    versionIdMarker = page.NextVersionIdMarker;
+  }
+}
+
+/** Index facts of a test schema. */
+export async function indexFacts(sql: SQL, schema: string) {
+  const t = (name: string) => sql(`${schema}.${name}`);
+  const [events] = await sql`SELECT count(*)::int AS n, count(DISTINCT id)::int AS ids FROM ${t("events")}`;
+  const [counts] = await sql`SELECT coalesce(sum(n), 0)::int AS n FROM ${t("counts")}`;
+  const [objects] = await sql`SELECT count(*)::int AS n FROM ${t("objects")}`;
+  return {
+    events: (events as { n: number }).n,
+    distinctIds: (events as { ids: number }).ids,
+    counted: (counts as { n: number }).n,
+    objects: (objects as { n: number }).n,
+  };
+}
+
+export async function indexedIds(sql: SQL, schema: string): Promise<Set<string>> {
+  const rows = (await sql`SELECT id FROM ${sql(`${schema}.events`)}`) as { id: string }[];
+  return new Set(rows.map((r) => r.id));
+}
+
+export async function dropSchema(sql: SQL, schema: string): Promise<void> {
+  await sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+}

@@ -1,0 +1,88 @@
+import { describe, expect, test } from "bun:test";
+import { indexFields, objectKey, PartitionBatch } from "../index.ts";
+import { recordLine } from "./helpers.ts";
+
+const line = (id: string, tenant = "t1", time = "2026-11-23T09:15:00.123Z") =>
+  Buffer.from(recordLine(id, tenant, time));
+
+describe("PartitionBatch", () => {
+  test("body is the lines in offset order; each event's byte range points at its line", () => {
+    const batch = new PartitionBatch("topic.a", 3);
+    const values = [line("a"), line("b", "t2", "2026-11-23T09:14:00Z"), line("c", "t1", "2026-11-23T09:16:00Z")];
+    values.forEach((value, i) => {
+      batch.add(value, 100n + BigInt(i), 1_763_889_300_000 + i, 1);
+    });
+    const sealed = batch.seal();
+    expect(sealed.body.toString()).toBe(`${values.map((v) => v.toString()).join("\n")}\n`);
+    expect([sealed.firstOffset, sealed.lastOffset, sealed.records]).toEqual([100n, 102n, 3]);
+    for (const event of sealed.events) {
+      const slice = sealed.body.subarray(event.byte_start, event.byte_start + event.byte_length).toString();
+      expect(JSON.parse(slice).id).toBe(event.id);
+    }
+    expect(sealed.minTime).toBe("2026-11-23T09:14:00Z");
+    expect(sealed.maxTime).toBe("2026-11-23T09:16:00Z");
+    expect(sealed.events[1]).toMatchObject({ id: "b", tenant_id: "t2", action: "/kms.v1.Kms/Encrypt", result: "ok" });
+  });
+
+  test("an id twice in one batch is stored twice and indexed once; a non-record line is stored, not indexed", () => {
+    const batch = new PartitionBatch("t", 0);
+    batch.add(line("dup"), 0n, 0, 1);
+    batch.add(Buffer.from("not json"), 1n, 0, 1);
+    batch.add(line("dup"), 2n, 0, 1);
+    batch.add(Buffer.from('{"id":"x","time":"yesterday"}'), 3n, 0, 1);
+    const sealed = batch.seal();
+    expect(sealed.records).toBe(4);
+    expect(sealed.events.map((e) => e.id)).toEqual(["dup"]);
+    expect(sealed.unindexable).toBe(2);
+  });
+
+  test("closes by bytes, records and age", () => {
+    const batch = new PartitionBatch("t", 0);
+    batch.add(line("a"), 0n, 0, 1_000);
+    expect(batch.isFull({ maxBytes: 10_000, maxRecords: 2 })).toBe(false);
+    expect(batch.isFull({ maxBytes: 100, maxRecords: 2 })).toBe(true);
+    batch.add(line("b"), 1n, 0, 1_500);
+    expect(batch.isFull({ maxBytes: 10_000, maxRecords: 2 })).toBe(true);
+    expect(batch.isDue(1_000, 1_999)).toBe(false);
+    expect(batch.isDue(1_000, 2_000)).toBe(true);
+  });
+});
+
+describe("indexFields", () => {
+  test("tenant falls back to claimed_tenant_id; NUL is replaced", () => {
+    const fields = indexFields(
+      Buffer.from(
+        JSON.stringify({
+          id: "i",
+          time: "2026-01-01T00:00:00Z",
+          tenant_id: "",
+          claimed_tenant_id: "c",
+          action: "a\u0000b",
+        }),
+      ),
+    );
+    expect(fields).toMatchObject({ id: "i", tenant_id: "c", action: "a\uFFFDb", principal_id: "", result: "" });
+  });
+  test("no id, a non-RFC 3339 time or an array is not indexable", () => {
+    expect(indexFields(Buffer.from('{"time":"2026-01-01T00:00:00Z"}'))).toBeUndefined();
+    expect(indexFields(Buffer.from('{"id":"i","time":"2026-01-01 00:00"}'))).toBeUndefined();
+    expect(indexFields(Buffer.from("[1]"))).toBeUndefined();
+  });
+});
+
+describe("objectKey", () => {
+  test("fixed by the batch's first record: UTC hour of its timestamp, partition, first offset", () => {
+    const parts = {
+      prefix: "p/",
+      topic: "svc.audit.events.v1",
+      partition: 3,
+      firstOffset: 1_234_567n,
+      firstTimestampMs: Date.parse("2026-11-23T09:59:59.999Z"),
+      gzip: false,
+    };
+    expect(objectKey(parts)).toBe(
+      "p/v1/svc.audit.events.v1/dt=2026-11-23/hour=09/partition=003/00000000000001234567.jsonl",
+    );
+    expect(objectKey({ ...parts, prefix: "", gzip: true })).toEndWith("00000000000001234567.jsonl.gz");
+  });
+});
