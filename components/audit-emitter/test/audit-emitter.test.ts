@@ -1,0 +1,168 @@
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { rename } from "node:fs/promises";
+import { join } from "node:path";
+import { parseRecords } from "@svc/audit-record";
+import { rejectionOf } from "@svc/testkit";
+import { pino } from "pino";
+import {
+  AuditEmitterError,
+  createAuditEmitter,
+  type EmitterConfig,
+  KMS_EVENT_ACTIONS,
+  KMS_EVENT_KINDS,
+  type KmsEventKind,
+  REDACTED,
+} from "../index.ts";
+import { recordsIn, tempDir } from "./support/temp-dir.ts";
+
+const silent = pino({ level: "silent" });
+let dir: Awaited<ReturnType<typeof tempDir>>;
+
+beforeAll(async () => {
+  dir = await tempDir("emitter");
+});
+afterAll(async () => {
+  await dir.remove();
+});
+
+const fileConfig = (overrides: Partial<EmitterConfig> = {}): EmitterConfig => ({
+  source: "kms",
+  sink: "file",
+  file: join(dir.path, `${crypto.randomUUID()}.jsonl`),
+  failMode: "open",
+  maxBufferedBytes: 1024 * 1024,
+  fsync: false,
+  ...overrides,
+});
+
+test("each KMS kind is recorded with its stable action; fields default sensibly", async () => {
+  const config = fileConfig();
+  const emitter = createAuditEmitter(config, { logger: silent });
+  for (const kind of KMS_EVENT_KINDS) await emitter.record(kind, { resource: `keys/${kind}`, principal_id: "ops-1" });
+  await emitter.record("permission-denied", { result: "PERMISSION_DENIED", resource: "keys/k9", tenant_id: "t1" });
+  await emitter.close();
+  const records = await recordsIn(config.file ?? "");
+  expect(records.map((r) => r.action)).toEqual([
+    "kms.key.generate",
+    "kms.unseal",
+    "kms.seal",
+    "kms.key.rotate",
+    "kms.key.revoke",
+    "kms.permission_denied",
+    "kms.bootstrap",
+    "kms.permission_denied",
+  ]);
+  expect(KMS_EVENT_ACTIONS).toEqual({
+    "key-generation": "kms.key.generate",
+    unseal: "kms.unseal",
+    seal: "kms.seal",
+    rotation: "kms.key.rotate",
+    revocation: "kms.key.revoke",
+    "permission-denied": "kms.permission_denied",
+    bootstrap: "kms.bootstrap",
+  });
+  expect(records[0]).toMatchObject({
+    source: "kms",
+    resource: "keys/key-generation",
+    result: "ok",
+    duration_ms: 0,
+    principal_id: "ops-1",
+    claimed_tenant_id: "",
+    tenant_id: "",
+  });
+  expect(records[7]).toMatchObject({ result: "PERMISSION_DENIED", tenant_id: "t1" });
+});
+
+test("an unknown kind is refused with AUDIT_EMITTER_RECORD_INVALID", async () => {
+  const emitter = createAuditEmitter(fileConfig(), { logger: silent });
+  const error = await rejectionOf(emitter.record("format-disk" as KmsEventKind), AuditEmitterError);
+  expect(error.code).toBe("AUDIT_EMITTER_RECORD_INVALID");
+  expect(error.subject).toBe("kind");
+  await emitter.close();
+});
+
+test("event fields are redacted like call fields", async () => {
+  const config = fileConfig();
+  const emitter = createAuditEmitter(config, { logger: silent });
+  const pem = "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIB\n-----END EC PRIVATE KEY-----";
+  await emitter.record("bootstrap", {
+    resource: pem,
+    principal_id: "Bearer abcdefghijklmnop",
+    attributes: { passphrase: "correct horse", unseal_key: "x", shares: "3" },
+  });
+  await emitter.close();
+  const text = await Bun.file(config.file ?? "").text();
+  expect(text).not.toContain("PRIVATE KEY");
+  expect(text).not.toContain("correct horse");
+  const [record] = parseRecords(text);
+  expect(record).toMatchObject({ resource: REDACTED, principal_id: REDACTED, attributes: { shares: "3" } });
+});
+
+test("fail-closed: an event that cannot be written rejects with AUDIT_EMITTER_WRITE_FAILED naming the file", async () => {
+  const emitter = createAuditEmitter(fileConfig({ file: "/dev/full", failMode: "closed" }), { logger: silent });
+  const error = await rejectionOf(emitter.record("seal"), AuditEmitterError);
+  expect(error.code).toBe("AUDIT_EMITTER_WRITE_FAILED");
+  expect(error.subject).toBe("/dev/full");
+  expect(error.canRetry).toBe(true);
+  expect(emitter.healthy).toBe(false);
+  await emitter.close();
+});
+
+test("fail-open: the same failure resolves, is counted, and the emitter becomes healthy after a good write", async () => {
+  const config = fileConfig({ file: join(dir.path, "missing-dir", "audit.jsonl") });
+  const emitter = createAuditEmitter(config, { logger: silent });
+  await emitter.record("seal");
+  expect(emitter.stats()).toMatchObject({ recordsWritten: 0, recordsFailed: 1 });
+  expect(emitter.healthy).toBe(false);
+  await rename(await tempDir("late").then((late) => late.path), join(dir.path, "missing-dir"));
+  await emitter.record("unseal");
+  expect(emitter.stats()).toMatchObject({ recordsWritten: 1, recordsFailed: 1 });
+  expect(emitter.healthy).toBe(true);
+  await emitter.close();
+  expect((await recordsIn(config.file ?? "")).map((r) => r.action)).toEqual(["kms.unseal"]);
+});
+
+test("rotation: records written across a rename land in the old file then the new one, none lost or split", async () => {
+  const config = fileConfig();
+  const path = config.file ?? "";
+  const emitter = createAuditEmitter(config, { logger: silent });
+  await Promise.all(Array.from({ length: 100 }, (_, i) => emitter.record("rotation", { resource: `a${i}` })));
+  await rename(path, `${path}.1`);
+  await Promise.all(Array.from({ length: 100 }, (_, i) => emitter.record("rotation", { resource: `b${i}` })));
+  await emitter.close();
+  const old = await recordsIn(`${path}.1`);
+  const fresh = await recordsIn(path);
+  expect(old.map((r) => r.resource)).toEqual(Array.from({ length: 100 }, (_, i) => `a${i}`));
+  expect(fresh.map((r) => r.resource)).toEqual(Array.from({ length: 100 }, (_, i) => `b${i}`));
+});
+
+const child = join(import.meta.dir, "support", "emit-child.ts");
+
+test("stdout sink: 2 000 concurrent events from a child process are 2 000 whole JSONL lines", async () => {
+  const proc = Bun.spawn([process.execPath, child], {
+    env: { ...process.env, SVC_AUDIT_LOG_SINK: "stdout", EMIT_COUNT: "2000" },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [out, err, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
+  expect(code).toBe(0);
+  const records = parseRecords(out);
+  expect(records).toHaveLength(2000);
+  expect(new Set(records.map((r) => r.resource)).size).toBe(2000);
+  expect(JSON.parse(err.trim())).toMatchObject({ recordsWritten: 2000, recordsFailed: 0, rejected: 0 });
+});
+
+test("stdout sink, fail-closed: a stdout that cannot be written (/dev/full) rejects every event", async () => {
+  const proc = Bun.spawn([process.execPath, child], {
+    env: { ...process.env, SVC_AUDIT_LOG_SINK: "stdout", SVC_AUDIT_FAIL_MODE: "closed", EMIT_COUNT: "10" },
+    stdout: Bun.file("/dev/full"),
+    stderr: "pipe",
+  });
+  const [err, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
+  expect(code).toBe(0);
+  expect(JSON.parse(err.trim())).toMatchObject({ recordsWritten: 0, recordsFailed: 10, rejected: 10, healthy: false });
+});
