@@ -9,7 +9,11 @@ interface OpenFile {
   handle: FileHandle;
   dev: number;
   ino: number;
+  /** A write failed part-way through a line: the file does not end with a newline. */
+  unterminated: boolean;
 }
+
+const NEWLINE = Buffer.from("\n");
 
 const errnoOf = (error: unknown): string | undefined =>
   typeof error === "object" && error !== null && "code" in error ? String(error.code) : undefined;
@@ -35,16 +39,30 @@ export class FileTarget implements SinkTarget {
 
   async write(chunk: Uint8Array): Promise<void> {
     try {
-      const { handle } = await this.current();
-      let offset = 0;
-      while (offset < chunk.byteLength) {
-        const { bytesWritten } = await handle.write(chunk, offset, chunk.byteLength - offset);
-        offset += bytesWritten;
-      }
-      if (this.fsync) await handle.datasync();
+      const file = await this.current();
+      // a failed write that left part of a line: end it first, so the next record is not glued to the fragment
+      // (the fragment becomes one invalid line, which the agent dead-letters; the record after it stays whole)
+      if (file.unterminated) await this.writeAll(file, NEWLINE);
+      await this.writeAll(file, chunk);
+      if (this.fsync) await file.handle.datasync();
     } catch (error) {
       if (error instanceof AuditEmitterError) throw error;
       throw this.failure("write", error);
+    }
+  }
+
+  /** Every byte of `chunk`; a failure after some bytes marks the file's last line unterminated. */
+  private async writeAll(file: OpenFile, chunk: Uint8Array): Promise<void> {
+    let offset = 0;
+    try {
+      while (offset < chunk.byteLength) {
+        const { bytesWritten } = await file.handle.write(chunk, offset, chunk.byteLength - offset);
+        offset += bytesWritten;
+      }
+      file.unterminated = false;
+    } catch (error) {
+      if (offset > 0) file.unterminated = chunk[offset - 1] !== NEWLINE[0];
+      throw error;
     }
   }
 
@@ -60,6 +78,7 @@ export class FileTarget implements SinkTarget {
     if (file && !this.reopenRequested && (await this.pathStillNames(file))) return file;
     this.reopenRequested = false;
     this.file = undefined;
+    if (file?.unterminated) await this.writeAll(file, NEWLINE).catch(() => undefined); // best effort, old file
     await file?.handle.close().catch(() => undefined);
     this.file = await this.openFile();
     return this.file;
@@ -90,7 +109,7 @@ export class FileTarget implements SinkTarget {
       }
     }
     const { dev, ino } = await handle.stat();
-    return { handle, dev, ino };
+    return { handle, dev, ino, unterminated: false };
   }
 
   private failure(operation: string, cause: unknown): AuditEmitterError {

@@ -86,3 +86,46 @@ test("the directory removed: the write fails with AUDIT_EMITTER_WRITE_FAILED nam
   expect(error.subject).toBe(path);
   expect(error.canRetry).toBe(true);
 });
+
+test("a write cut short (file size limit) leaves one bad line, and the next record after the limit is lifted is whole", async () => {
+  // a real partial write: under `ulimit -S -f 1` (1 KiB, soft: it can be raised again) the write that crosses the limit is cut short, then EFBIG
+  const child = join(import.meta.dir, "support", "fsize-child.ts");
+  const proc = Bun.spawn(["bash", "-c", `trap '' XFSZ; ulimit -S -f 1; exec "${process.execPath}" "${child}"`], {
+    env: { ...process.env, SVC_AUDIT_LOG_SINK: "file", SVC_AUDIT_LOG_FILE: path, SVC_AUDIT_FAIL_MODE: "closed" },
+    stdin: "pipe",
+    stdout: "pipe",
+  });
+  const answers = (async function* () {
+    let buffered = "";
+    for await (const chunk of proc.stdout.pipeThrough(new TextDecoderStream())) {
+      buffered += chunk;
+      let newline = buffered.indexOf("\n");
+      while (newline >= 0) {
+        yield buffered.slice(0, newline);
+        buffered = buffered.slice(newline + 1);
+        newline = buffered.indexOf("\n");
+      }
+    }
+  })();
+  const ask = async (resource: string) => {
+    proc.stdin.write(`${resource}\n`);
+    proc.stdin.flush();
+    return (await answers.next()).value;
+  };
+  expect((await answers.next()).value).toBe("ready");
+  expect(await ask("a".repeat(500))).toBe("ok");
+  expect(await ask("b".repeat(500))).toBe("AUDIT_EMITTER_WRITE_FAILED");
+  expect((await stat(path)).size).toBe(1024); // the second line was cut at the limit
+  const lifted = Bun.spawnSync(["prlimit", `--pid=${proc.pid}`, "--fsize=unlimited:"], { stderr: "pipe" });
+  expect(lifted.exitCode).toBe(0);
+  expect(await ask("c".repeat(500))).toBe("ok");
+  proc.stdin.write("\n");
+  proc.stdin.end();
+  expect(await proc.exited).toBe(0);
+  const lines = (await readFile(path, "utf8")).split("\n");
+  expect(lines).toHaveLength(4); // a, the fragment of b, c, and the empty string after the last newline
+  expect(JSON.parse(lines[0] ?? "").resource).toBe("a".repeat(500));
+  expect(() => JSON.parse(lines[1] ?? "")).toThrow();
+  expect(JSON.parse(lines[2] ?? "").resource).toBe("c".repeat(500));
+  expect(lines[3]).toBe("");
+});
