@@ -1,0 +1,37 @@
+import { join } from "node:path";
+import type { BenchContext } from "./context.ts";
+import { waitForCount } from "./context.ts";
+import type { BenchResults } from "./results.ts";
+import { spawnAgent } from "./services.ts";
+
+/**
+ * The agent alone: the run's file into a fresh topic, timed from spawn until the topic holds every record (the
+ * same measure as rsyslog's). Returns the topic, which the consumer row then reads.
+ */
+export async function runAgentAlone(ctx: BenchContext, results: BenchResults): Promise<string> {
+  const n = ctx.args.records;
+  const topic = await ctx.topics.create(ctx.name("agent"));
+  const dlqTopic = await ctx.topics.create(`${topic}.dlq`, 1);
+  const agent = spawnAgent({
+    source: ctx.file,
+    checkpointFile: join(ctx.dir, "agent-alone.checkpoint"),
+    brokers: ctx.brokers,
+    topic,
+    dlqTopic,
+  });
+  try {
+    const ms = await waitForCount(ctx, "agent: file → topic", () => ctx.topics.total(topic), n, {
+      startedAt: agent.startedAt,
+      abort: agent.exitedEarly,
+    });
+    agent.rss.sample();
+    const peakRss = await agent.stop();
+    results.agent = { records: n, bytes: ctx.fileBytes, ms, peakRss };
+    ctx.progress.done(
+      `agent: ${n} records in ${(ms / 1000).toFixed(2)} s, peak RSS ${(peakRss / 2 ** 20).toFixed(0)} MiB`,
+    );
+    return topic;
+  } finally {
+    await agent.stop();
+  }
+}

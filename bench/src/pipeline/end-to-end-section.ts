@@ -1,0 +1,39 @@
+import { join } from "node:path";
+import { consumerSettings, THROUGHPUT_BATCH_AGE_MS } from "./consumer-section.ts";
+import type { BenchContext } from "./context.ts";
+import { waitForCount } from "./context.ts";
+import { IndexReader } from "./index-reader.ts";
+import type { BenchResults } from "./results.ts";
+import { spawnAgent, spawnConsumer } from "./services.ts";
+
+/** Agent and consumer together on the run's file: spawn of both → every record in a durable object. */
+export async function runEndToEnd(ctx: BenchContext, results: BenchResults): Promise<void> {
+  const n = ctx.args.records;
+  const topic = await ctx.topics.create(ctx.name("e2e"));
+  const dlqTopic = await ctx.topics.create(`${topic}.dlq`, 1);
+  const settings = consumerSettings(ctx, topic, "e2e", THROUGHPUT_BATCH_AGE_MS);
+  const index = new IndexReader(ctx.stack.postgresUrl, settings.indexSchema);
+  ctx.indexes.push(index);
+  const consumer = spawnConsumer(settings);
+  const agent = spawnAgent({
+    source: ctx.file,
+    checkpointFile: join(ctx.dir, "e2e.checkpoint"),
+    brokers: ctx.brokers,
+    topic,
+    dlqTopic,
+  });
+  try {
+    const ms = await waitForCount(ctx, "end to end: line → durable", () => index.durableRecords(), n, {
+      startedAt: Math.min(agent.startedAt, consumer.startedAt),
+      abort: () => agent.exitedEarly() ?? consumer.exitedEarly(),
+      intervalMs: 50,
+    });
+    const [agentRss, consumerRss] = await Promise.all([agent.stop(), consumer.stop()]);
+    const stored = await index.storedCount(ctx.run);
+    if (stored !== n) throw new Error(`end to end: the index holds ${stored} distinct ids, expected ${n}`);
+    results.endToEnd = { records: n, bytes: ctx.fileBytes, ms, peakRss: agentRss + consumerRss, agentRss, consumerRss };
+    ctx.progress.done(`end to end: ${n} records in ${(ms / 1000).toFixed(2)} s`);
+  } finally {
+    await Promise.all([agent.stop(), consumer.stop()]);
+  }
+}

@@ -1,0 +1,83 @@
+import { SQL } from "bun";
+import type { Histogram } from "./percentiles.ts";
+
+const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/**
+ * Reads what the consumer wrote into its index schema (docs/audit-storage.md, "Index"): an `objects` row per
+ * durable object (its `written_at` is the start of the index transaction that follows the PUT, so it is the
+ * moment the object was durable, to the millisecond) and an `events` row per stored event id.
+ */
+export class IndexReader {
+  private readonly sql: SQL;
+
+  constructor(
+    pgUrl: string,
+    readonly schema: string,
+  ) {
+    if (!IDENTIFIER.test(schema)) throw new Error(`bad schema name ${schema}`);
+    this.sql = new SQL({ url: pgUrl, max: 2 });
+  }
+
+  private table(name: "objects" | "events"): string {
+    return `"${this.schema}"."${name}"`;
+  }
+
+  /** Records in durable objects (a retried batch counts twice; use `storedIds` for the exact ledger). */
+  async durableRecords(): Promise<number> {
+    const rows = await this.sql.unsafe(`SELECT coalesce(sum(records), 0)::bigint AS n FROM ${this.table("objects")}`);
+    return Number(rows[0]?.n ?? 0);
+  }
+
+  /** Distinct event ids indexed whose id starts with `prefix`. */
+  async storedCount(prefix = ""): Promise<number> {
+    const rows = await this.sql.unsafe(`SELECT count(*)::bigint AS n FROM ${this.table("events")} WHERE id LIKE $1`, [
+      `${prefix}%`,
+    ]);
+    return Number(rows[0]?.n ?? 0);
+  }
+
+  /** Whole milliseconds from each record's `time` (line written) to its object's `written_at` (durable). */
+  async latencyHistogram(prefix: string): Promise<Histogram> {
+    const rows = await this.sql.unsafe(
+      `SELECT floor(extract(epoch FROM (o.written_at - e.time)) * 1000)::bigint AS ms, count(*)::bigint AS n
+         FROM ${this.table("events")} e JOIN ${this.table("objects")} o ON o.object_id = e.object_id
+        WHERE e.id LIKE $1 GROUP BY 1`,
+      [`${prefix}%`],
+    );
+    const histogram: Histogram = new Map();
+    for (const row of rows) histogram.set(Number(row.ms), Number(row.n));
+    return histogram;
+  }
+
+  /** `written_at` (epoch ms) of every object whose first record is not older than `sinceMs`, per partition. */
+  async objectTimes(sinceMs: number): Promise<Map<number, number[]>> {
+    const rows = await this.sql.unsafe(
+      `SELECT partition, (extract(epoch FROM written_at) * 1000)::float8 AS at FROM ${this.table("objects")}
+        WHERE min_time >= $1 ORDER BY 1, 2`,
+      [new Date(sinceMs).toISOString()],
+    );
+    const byPartition = new Map<number, number[]>();
+    for (const row of rows) {
+      const list = byPartition.get(Number(row.partition)) ?? [];
+      list.push(Number(row.at));
+      byPartition.set(Number(row.partition), list);
+    }
+    return byPartition;
+  }
+
+  /** Objects written (every version), to count duplicates a retry left. */
+  async objectCount(): Promise<number> {
+    const rows = await this.sql.unsafe(`SELECT count(*)::bigint AS n FROM ${this.table("objects")}`);
+    return Number(rows[0]?.n ?? 0);
+  }
+
+  /** Drops the run's schema (the bench's own, random name) and closes the pool. */
+  async dropAndClose(): Promise<void> {
+    try {
+      await this.sql.unsafe(`DROP SCHEMA IF EXISTS "${this.schema}" CASCADE`);
+    } finally {
+      await this.sql.close();
+    }
+  }
+}

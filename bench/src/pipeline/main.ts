@@ -1,0 +1,134 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { cpus, tmpdir, totalmem } from "node:os";
+import { join } from "node:path";
+import { randomName, stackEnv } from "@svc/testkit";
+import { BenchTopics } from "../kafka-topics.ts";
+import { ProgressLine } from "../progress-line.ts";
+import { ensurePeers } from "../tools.ts";
+import { runAgentAlone } from "./agent-section.ts";
+import { parseBenchArgs, type Section } from "./args.ts";
+import { runConsumerAlone } from "./consumer-section.ts";
+import type { BenchContext } from "./context.ts";
+import { runEndToEnd } from "./end-to-end-section.ts";
+import { RECORD_BYTES } from "./generate-records.ts";
+import { runLatencies } from "./latency-section.ts";
+import { runPeers } from "./peers-section.ts";
+import { writeRecordFile } from "./record-file.ts";
+import type { BenchResults } from "./results.ts";
+import { benchRows } from "./rows.ts";
+import { servicesPresent } from "./services.ts";
+import { renderTable } from "./table.ts";
+
+// bun run bench:pipeline [--records N] [--rates 1000,10000,50000] [--seconds S] [--only <section>] [--quick] [--json]
+let args: ReturnType<typeof parseBenchArgs>;
+try {
+  args = parseBenchArgs(Bun.argv.slice(2));
+} catch (error) {
+  process.stderr.write(`${(error as Error).message}\n`);
+  process.exit(2);
+}
+const stack = stackEnv();
+const progress = new ProgressLine();
+const wants = (section: Section) => args.sections.includes(section);
+const present = servicesPresent();
+
+const run = randomName("bench");
+const dir = mkdtempSync(join(tmpdir(), `${run}-`));
+const topics = new BenchTopics(stack.kafkaBrokers);
+const results: BenchResults = {
+  startedAt: new Date().toISOString(),
+  workload: {
+    records: args.records,
+    bytes: 0,
+    recordBytes: RECORD_BYTES,
+    partitions: 6,
+    rates: args.rates,
+    seconds: args.seconds,
+    batchAges: args.batchAges,
+    machine: { cpus: cpus().length, memoryGiB: Math.round(totalmem() / 2 ** 30) },
+  },
+  latency: [],
+  skipped: [],
+};
+const file = join(dir, "records.jsonl");
+const ctx: BenchContext = {
+  args,
+  stack,
+  brokers: stack.kafkaBrokers.join(","),
+  run,
+  dir,
+  topics,
+  progress,
+  file,
+  fileBytes: 0,
+  tools: undefined,
+  indexes: [],
+  name: (what) => `${run}-${what}`,
+};
+
+async function step(section: string, needs: string | undefined, body: () => Promise<void>): Promise<void> {
+  if (needs) {
+    results.skipped.push({ section, reason: needs });
+    progress.done(`${section}: skipped (${needs})`);
+    return;
+  }
+  try {
+    await body();
+  } catch (error) {
+    const reason = (error as Error).message.split("\n").slice(0, 6).join(" | ");
+    results.skipped.push({ section, reason: `failed: ${reason}` });
+    progress.done(`${section}: FAILED: ${reason}`);
+  }
+}
+
+let exitCode = 0;
+try {
+  if (wants("peers")) ctx.tools = await ensurePeers({ install: !args.noInstall });
+  progress.update(`writing ${args.records.toLocaleString("en-US")} records of ${RECORD_BYTES} bytes`);
+  ctx.fileBytes = writeRecordFile(file, run, args.records);
+  results.workload.bytes = ctx.fileBytes;
+  progress.done(`workload: ${args.records} records, ${(ctx.fileBytes / 1e6).toFixed(1)} MB in ${file}`);
+
+  if (wants("peers")) await step("peers", undefined, () => runPeers(ctx, results));
+  let agentTopic: string | undefined;
+  if (wants("agent")) {
+    await step("agent", present.agent ? undefined : "agent/src/main.ts not there yet", async () => {
+      agentTopic = await runAgentAlone(ctx, results);
+    });
+  }
+  if (wants("consumer")) {
+    const missing = !present.consumer
+      ? "queue-consumer/src/main.ts not there yet"
+      : agentTopic === undefined
+        ? "needs the agent row's topic (run with the agent section)"
+        : undefined;
+    await step("consumer", missing, () => runConsumerAlone(ctx, results, agentTopic ?? ""));
+  }
+  const bothMissing = !present.agent || !present.consumer ? "agent or consumer not there yet" : undefined;
+  if (wants("e2e")) await step("e2e", bothMissing, () => runEndToEnd(ctx, results));
+  if (wants("latency")) await step("latency", bothMissing, () => runLatencies(ctx, results));
+} catch (error) {
+  progress.done(`bench: ${(error as Error).message}`);
+  exitCode = 1;
+} finally {
+  const failures = await topics.cleanup();
+  for (const index of ctx.indexes) {
+    await index.dropAndClose().catch((error: unknown) => failures.push(`drop ${index.schema}: ${String(error)}`));
+  }
+  rmSync(dir, { recursive: true, force: true });
+  for (const failure of failures) progress.done(`cleanup: ${failure}`);
+}
+
+const rows = benchRows(results);
+if (args.json) {
+  process.stdout.write(`${JSON.stringify({ ...results, rows }, null, 2)}\n`);
+} else {
+  const w = results.workload;
+  process.stdout.write(
+    `workload: ${w.records.toLocaleString("en-US")} records × ~${w.recordBytes} B (${(w.bytes / 1e6).toFixed(0)} MB), ` +
+      `${w.partitions} partitions, rates ${w.rates.join("/")}/s for ${w.seconds} s, batch ages ${w.batchAges.join("/")} ms, ` +
+      `${w.machine.cpus} CPUs\n${renderTable(rows)}\n`,
+  );
+  for (const skip of results.skipped) process.stdout.write(`not measured: ${skip.section}: ${skip.reason}\n`);
+}
+process.exit(exitCode || (results.skipped.some((s) => s.reason.startsWith("failed")) ? 1 : 0));

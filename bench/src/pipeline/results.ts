@@ -1,0 +1,53 @@
+/** What one bench run measured (the `--json` output and the source of the table). */
+export interface ShipFigures {
+  records: number;
+  bytes: number;
+  ms: number;
+  /** Peak RSS in bytes (VmHWM). */
+  peakRss: number;
+}
+
+export interface EndToEndFigures extends ShipFigures {
+  agentRss: number;
+  consumerRss: number;
+}
+
+export interface LatencyFigures {
+  rate: number;
+  batchMaxAgeMs: number;
+  records: number;
+  /** Records found in the index (distinct ids) of those written. */
+  stored: number;
+  p50Ms: number | undefined;
+  p99Ms: number | undefined;
+  maxMs: number | undefined;
+  /** Over the partitions that received records, the largest extrapolated objects per hour. */
+  objectsPerPartitionHour: number | undefined;
+  agentRss: number;
+  consumerRss: number;
+  /** How far the paced writer fell behind its schedule at worst (a busy machine). */
+  writerMaxLagMs: number;
+}
+
+export interface BenchResults {
+  startedAt: string;
+  workload: {
+    records: number;
+    bytes: number;
+    recordBytes: number;
+    partitions: number;
+    rates: number[];
+    seconds: number;
+    batchAges: number[];
+    machine: { cpus: number; memoryGiB: number };
+  };
+  kcatProduce?: ShipFigures;
+  kcatConsume?: ShipFigures;
+  rsyslog?: ShipFigures;
+  agent?: ShipFigures;
+  consumer?: ShipFigures;
+  endToEnd?: EndToEndFigures;
+  latency: LatencyFigures[];
+  /** Sections not run, and why (a service not built yet, a failure). */
+  skipped: { section: string; reason: string }[];
+}

@@ -1,0 +1,126 @@
+import { ratePerSecond } from "./percentiles.ts";
+import type { BenchResults, ShipFigures } from "./results.ts";
+import { atLeast, type BenchRow, type Figure, within } from "./table.ts";
+
+const MiB = 1024 * 1024;
+
+const recordsPerSecond = (f: ShipFigures | undefined): Figure | undefined =>
+  f && { value: ratePerSecond(f.records, f.ms), unit: "rec/s" };
+const megabytesPerSecond = (f: ShipFigures | undefined): Figure | undefined =>
+  f && { value: ratePerSecond(f.bytes, f.ms) / 1e6, unit: "MB/s" };
+const rss = (bytes: number | undefined): Figure | undefined =>
+  bytes === undefined || bytes === 0 ? undefined : { value: bytes / MiB, unit: "MiB" };
+const ms = (value: number | undefined): Figure | undefined => (value === undefined ? undefined : { value, unit: "ms" });
+
+function both(a: boolean | undefined, b: boolean | undefined): boolean | undefined {
+  if (a === undefined || b === undefined) return a === false || b === false ? false : undefined;
+  return a && b;
+}
+
+/** The table of one run: our figures beside kcat's and rsyslog's, each with the issue's goal (issue 7, Goals). */
+export function benchRows(results: BenchResults): BenchRow[] {
+  const rows: BenchRow[] = [];
+  const { kcatProduce, kcatConsume, rsyslog, agent, consumer, endToEnd } = results;
+
+  const agentRate = recordsPerSecond(agent);
+  const kcatPRate = recordsPerSecond(kcatProduce);
+  const rsyslogRate = recordsPerSecond(rsyslog);
+  rows.push({
+    section: "agent",
+    measure: "file → topic",
+    ours: agentRate,
+    kcat: kcatPRate,
+    rsyslog: rsyslogRate,
+    goal: "≥ 50 % of kcat -P, ≥ rsyslog",
+    met: both(atLeast(agentRate, kcatPRate, 0.5), atLeast(agentRate, rsyslogRate)),
+  });
+  rows.push({
+    section: "agent",
+    measure: "file → topic",
+    ours: megabytesPerSecond(agent),
+    kcat: megabytesPerSecond(kcatProduce),
+    rsyslog: megabytesPerSecond(rsyslog),
+  });
+  rows.push({
+    section: "agent",
+    measure: "peak RSS, file → topic",
+    ours: rss(agent?.peakRss),
+    kcat: rss(kcatProduce?.peakRss),
+    rsyslog: rss(rsyslog?.peakRss),
+  });
+
+  const consumerRate = recordsPerSecond(consumer);
+  const kcatCRate = recordsPerSecond(kcatConsume);
+  rows.push({
+    section: "consumer",
+    measure: "topic → S3 + index (kcat: → file)",
+    ours: consumerRate,
+    kcat: kcatCRate,
+    goal: "≥ 50 % of kcat -C",
+    met: atLeast(consumerRate, kcatCRate, 0.5),
+  });
+  rows.push({
+    section: "consumer",
+    measure: "peak RSS, topic → S3",
+    ours: rss(consumer?.peakRss),
+    kcat: rss(kcatConsume?.peakRss),
+  });
+
+  const e2eRate = endToEnd && { value: ratePerSecond(endToEnd.records, endToEnd.ms), unit: "ev/s" };
+  rows.push({
+    section: "end to end",
+    measure: "line written → object durable",
+    ours: e2eRate,
+    goal: "≥ 100,000 ev/s",
+    met: within(e2eRate, 100_000, true),
+  });
+  rows.push({ section: "end to end", measure: "line written → object durable", ours: megabytesPerSecond(endToEnd) });
+  rows.push({
+    section: "end to end",
+    measure: "peak RSS agent / consumer",
+    ours: rss(endToEnd?.agentRss),
+    note: endToEnd ? `consumer ${(endToEnd.consumerRss / MiB).toFixed(0)} MiB` : undefined,
+  });
+
+  const defaultAge = results.workload.batchAges[0];
+  for (const run of results.latency) {
+    const label = `${run.rate.toLocaleString("en-US")}/s, batch age ${run.batchMaxAgeMs / 1000} s`;
+    const isGoalRate = run.rate === 10_000;
+    const lost = run.stored < run.records ? `${run.records - run.stored} not stored!` : undefined;
+    rows.push({ section: "latency", measure: `p50 line → durable, ${label}`, ours: ms(run.p50Ms), note: lost });
+    rows.push({
+      section: "latency",
+      measure: `p99 line → durable, ${label}`,
+      ours: ms(run.p99Ms),
+      goal: isGoalRate ? "≤ 10,000 ms at 10k/s" : undefined,
+      met: isGoalRate ? within(ms(run.p99Ms), 10_000) : undefined,
+      note: run.writerMaxLagMs > 1_000 ? `writer lagged ${Math.round(run.writerMaxLagMs)} ms` : undefined,
+    });
+    const objects =
+      run.objectsPerPartitionHour === undefined ? undefined : { value: run.objectsPerPartitionHour, unit: "obj/h" };
+    rows.push({
+      section: "objects",
+      measure: `objects per partition per hour, ${label}`,
+      ours: objects,
+      goal: isGoalRate ? "≤ 360" : undefined,
+      met: isGoalRate ? within(objects, 360) : undefined,
+    });
+    if (run.batchMaxAgeMs === defaultAge || run.rate === 50_000) {
+      rows.push({
+        section: "memory",
+        measure: `peak RSS agent, ${label}`,
+        ours: rss(run.agentRss),
+        goal: run.rate === 50_000 ? "≤ 80 MB at 50k/s" : undefined,
+        met: run.rate === 50_000 ? within(rss(run.agentRss), 80) : undefined,
+      });
+      rows.push({
+        section: "memory",
+        measure: `peak RSS consumer, ${label}`,
+        ours: rss(run.consumerRss),
+        goal: run.rate === 50_000 ? "≤ 256 MB at 50k/s" : undefined,
+        met: run.rate === 50_000 ? within(rss(run.consumerRss), 256) : undefined,
+      });
+    }
+  }
+  return rows.filter((row) => row.ours || row.kcat || row.rsyslog);
+}

@@ -1,0 +1,101 @@
+import type { Subprocess } from "bun";
+import { BenchError } from "./errors.ts";
+import { RssSampler } from "./rss.ts";
+
+export interface TrackedProcess {
+  readonly name: string;
+  readonly proc: Subprocess<"ignore", "pipe" | "ignore" | number, "pipe">;
+  readonly rss: RssSampler;
+  readonly startedAt: number;
+  /** The last lines of its stderr (and stdout when piped), for error messages. */
+  tail(): string;
+  /** An error when it exited before we stopped it (for `waitFor`'s `abort`). */
+  exitedEarly(): Error | undefined;
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves with the peak RSS in bytes. */
+  stop(graceMs?: number): Promise<number>;
+  kill9(): Promise<void>;
+}
+
+export interface SpawnOptions {
+  env?: Record<string, string | undefined>;
+  cwd?: string;
+  /** Where stdout goes: a file descriptor (kcat -C writes its records there), or kept (default) for `tail()`. */
+  stdout?: number | "ignore";
+}
+
+const TAIL_BYTES = 8_192;
+
+/** Spawns a peer or one of our services, samples its RSS, and keeps the end of its output for error messages. */
+export function spawnTracked(name: string, argv: string[], options: SpawnOptions = {}): TrackedProcess {
+  const proc = Bun.spawn(argv, {
+    cwd: options.cwd,
+    env: { ...process.env, ...options.env },
+    stdin: "ignore",
+    stdout: options.stdout ?? "pipe",
+    stderr: "pipe",
+  });
+  let output = "";
+  const keep = (chunk: Uint8Array) => {
+    output = (output + new TextDecoder().decode(chunk)).slice(-TAIL_BYTES);
+  };
+  const drain = async (stream: ReadableStream<Uint8Array> | number | undefined | null) => {
+    if (!stream || typeof stream === "number") return;
+    for await (const chunk of stream) keep(chunk);
+  };
+  void drain(proc.stderr).catch(() => undefined);
+  void drain(proc.stdout as ReadableStream<Uint8Array> | number | undefined).catch(() => undefined);
+  const rss = new RssSampler(proc.pid);
+  let stopping = false;
+  let peakAtExit: number | undefined;
+  void proc.exited.then(() => {
+    peakAtExit = rss.stop();
+  });
+
+  return {
+    name,
+    proc,
+    rss,
+    startedAt: performance.now(),
+    tail: () => output,
+    exitedEarly: () =>
+      proc.exitCode !== null && !stopping
+        ? new BenchError("BENCH_STEP_FAILED", `${name} exited with ${proc.exitCode}:\n${output.slice(-2_000)}`, {
+            subject: name,
+          })
+        : undefined,
+    async stop(graceMs = 20_000) {
+      stopping = true;
+      if (proc.exitCode === null && proc.signalCode === null) {
+        rss.sample();
+        proc.kill("SIGTERM");
+        const timer = setTimeout(() => proc.kill("SIGKILL"), graceMs);
+        await proc.exited;
+        clearTimeout(timer);
+      }
+      return peakAtExit ?? rss.stop();
+    },
+    async kill9() {
+      stopping = true;
+      proc.kill("SIGKILL");
+      await proc.exited;
+    },
+  };
+}
+
+/** Runs a command to its end; throws `BENCH_STEP_FAILED` with its output when it fails. */
+export async function runToEnd(
+  name: string,
+  argv: string[],
+  options: SpawnOptions = {},
+): Promise<{ ms: number; peakRss: number; output: string }> {
+  const tracked = spawnTracked(name, argv, options);
+  const code = await tracked.proc.exited;
+  const ms = performance.now() - tracked.startedAt;
+  const peakRss = await tracked.stop();
+  if (code !== 0) {
+    throw new BenchError("BENCH_STEP_FAILED", `${name} exited with ${code}:\n${tracked.tail().slice(-2_000)}`, {
+      subject: name,
+    });
+  }
+  return { ms, peakRss, output: tracked.tail() };
+}
