@@ -155,7 +155,8 @@ export function createAuditEmitter(config: EmitterConfig, options: AuditEmitterO
     });
   }
 
-  function write(input: RecordInput): Promise<void> | undefined {
+  /** Queues one record; the promise settles when it is written, or rejects (counted, logged) when it is not. */
+  function enqueue(input: RecordInput): Promise<void> {
     let line: string;
     try {
       line = encode(input);
@@ -166,16 +167,18 @@ export function createAuditEmitter(config: EmitterConfig, options: AuditEmitterO
         cause,
       });
       logger.error({ code: error.code, action: input.action }, error.message);
-      return config.failMode === "closed" ? Promise.reject(error) : undefined;
+      return Promise.reject(error);
     }
-    const pending = sink.write(line);
-    if (config.failMode === "open") {
-      pending.then(written, failed);
-      return undefined;
-    }
-    return pending.then(written, (error: unknown) => {
+    return sink.write(line).then(written, (error: unknown) => {
       throw failed(error);
     });
+  }
+
+  function write(input: RecordInput): Promise<void> | undefined {
+    const pending = enqueue(input);
+    if (config.failMode === "closed") return pending;
+    pending.catch(() => undefined); // fail-open: counted and logged in enqueue
+    return undefined;
   }
 
   async function record(kind: KmsEventKind, fields: EventFields = {}): Promise<void> {
@@ -196,10 +199,9 @@ export function createAuditEmitter(config: EmitterConfig, options: AuditEmitterO
       tenant_id: fields.tenant_id ?? "",
       attributes: fields.attributes,
     };
-    if (config.failMode === "closed") return write(input);
-    // fail-open: wait for the outcome, so `await record(...)` means "written or counted", never throws
-    await write(input);
-    await sink.flush();
+    if (config.failMode === "closed") return enqueue(input);
+    // fail-open: wait for this record's outcome, so `await record(...)` means "written or counted", never throws
+    await enqueue(input).catch(() => undefined);
   }
 
   return {

@@ -252,6 +252,14 @@ test("fail-closed: a call whose record cannot be written is refused with UNAVAIL
   expect(h.emitter.stats().recordsFailed).toBe(3);
 });
 
+test("fail-closed, streaming: messages already sent stay sent, the final status becomes UNAVAILABLE", async () => {
+  const h = await harness({ file: "/dev/full", failMode: "closed" });
+  const stream = await readStream(h.client.server_stream({ name: "s", count: 2 }, metadata()));
+  expect(stream).toEqual({ code: status.UNAVAILABLE, messages: [0, 1].map((i) => ({ echo: "s", i })) });
+  expect(h.service.handled).toBe(1);
+  expect(h.emitter.stats().recordsFailed).toBe(1);
+});
+
 test("fail-closed with a working file: calls proceed and every record is written before the answer", async () => {
   const h = await harness({ failMode: "closed" });
   expect((await callUnary(h.client, { name: "x" }, metadata())).code).toBe(status.OK);
