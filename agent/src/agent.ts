@@ -1,0 +1,351 @@
+import { ProduceAcks, Producer } from "@platformatic/kafka";
+import pino, { type Logger } from "pino";
+import { AgentMetrics } from "./agent-metrics.ts";
+import { type Checkpoint, prepareCheckpointDirectory, readCheckpoint } from "./checkpoint-file.ts";
+import { CheckpointWriter } from "./checkpoint-writer.ts";
+import { classifyLine } from "./classify-line.ts";
+import type { AgentConfig } from "./config.ts";
+import { AgentError } from "./errors.ts";
+import type { LineSource } from "./line-source.ts";
+import { serveMetrics } from "./metrics-server.ts";
+import { ReadStdin } from "./read-stdin.ts";
+import { type OutboundLine, ShipBatches } from "./ship-batches.ts";
+import type { SourceFile } from "./source-file.ts";
+import { LineSplitter, type SourceLine } from "./split-lines.ts";
+import { TailFile } from "./tail-file.ts";
+import { Wakeup } from "./wakeup.ts";
+
+export type AgentState = "shipping" | "kafka-retrying" | "checkpoint-failed" | "stopping" | "stopped" | "failed";
+
+export interface Agent {
+  readonly metrics: AgentMetrics;
+  /** `http://host:port` of `/metrics` and `/health`, when SVC_AGENT_METRICS_PORT is set. */
+  readonly metricsUrl: string | undefined;
+  state(): AgentState;
+  /**
+   * Graceful shutdown: stops reading, sends what was read, waits for Kafka's acknowledgements and the checkpoint,
+   * then closes. Rejects with AGENT_SHUTDOWN_TIMEOUT when that takes longer than `shutdownTimeoutMs` (what was not
+   * acknowledged is read again at the next start).
+   */
+  stop(): Promise<void>;
+  /**
+   * Settles when the agent is over: resolves when standard input ended and was drained or when stop() finished;
+   * rejects on a fatal error (or a stop() that failed).
+   */
+  readonly done: Promise<void>;
+}
+
+export interface StartAgentOptions {
+  logger?: Logger;
+  /** Standard input replacement (tests). */
+  stdin?: ReadableStream<Uint8Array>;
+}
+
+const enc = (text: string) => Buffer.from(text);
+
+/** Starts the log agent (spec: `audit-logagent`; docs/audit-storage.md, "Kafka"). */
+export async function startAgent(config: AgentConfig, options: StartAgentOptions = {}): Promise<Agent> {
+  const log = (options.logger ?? pino({ level: config.logLevel })).child({ component: "audit-logagent" });
+  const checkpointFile = config.checkpointFile;
+  let checkpoint: Checkpoint | undefined;
+  if (checkpointFile !== undefined) {
+    checkpoint = await readCheckpoint(checkpointFile);
+    await prepareCheckpointDirectory(checkpointFile);
+  }
+  const source: LineSource =
+    config.source === "-"
+      ? new ReadStdin(options.stdin)
+      : await TailFile.open(config.source, checkpoint, {
+          rotateGraceMs: config.rotateGraceMs,
+          verifyMs: config.pollMs,
+          log,
+        });
+
+  const splitter = new LineSplitter(config.maxLineBytes);
+  const wakeup = new Wakeup();
+  let bytesRead = 0;
+  let bytesDone = 0;
+  let stopRequested = false;
+  let fatal: AgentError | undefined;
+  let finalState: AgentState | undefined;
+
+  const producer = new Producer<Buffer, Buffer, Buffer, Buffer>({
+    clientId: config.clientId,
+    bootstrapBrokers: config.brokers,
+    idempotent: true,
+    acks: ProduceAcks.ALL,
+    timeout: config.kafkaTimeoutMs,
+    retries: 2,
+    retryDelay: 250,
+    autocreateTopics: false,
+  });
+
+  // Assigned just below; the gauges are only read at scrape time.
+  let shipper: ShipBatches | undefined;
+  let writer: CheckpointWriter | undefined;
+  const inFlight = () => (shipper?.inFlightBytes ?? 0) + splitter.heldBytes;
+  const metrics = new AgentMetrics({
+    bytesBehind: () => source.bytesUnread() + (bytesRead - bytesDone),
+    inFlightBytes: inFlight,
+    shipping: () => state() === "shipping",
+  });
+
+  const state = (): AgentState => {
+    if (finalState) return finalState;
+    if (fatal) return "failed";
+    if (stopRequested) return "stopping";
+    if (writer?.failure) return "checkpoint-failed";
+    if (shipper?.stalled) return "kafka-retrying";
+    return "shipping";
+  };
+
+  writer =
+    checkpointFile === undefined
+      ? undefined
+      : new CheckpointWriter({
+          path: checkpointFile,
+          log,
+          metrics,
+          onHealth: (failure) => (failure ? shipper?.pause() : shipper?.resume()),
+        });
+
+  let failDone: (error: AgentError) => void = () => undefined;
+  const fatalPromise = new Promise<never>((_, reject) => {
+    failDone = reject;
+  });
+  fatalPromise.catch(() => undefined);
+
+  const activeShipper = new ShipBatches({
+    producer,
+    batchBytes: config.batchBytes,
+    lingerMs: config.lingerMs,
+    log,
+    metrics,
+    onAcked: (last: OutboundLine, sourceBytes: number) => {
+      bytesDone += sourceBytes;
+      metrics.bytesShipped.inc(sourceBytes);
+      writer?.advance({
+        version: 1,
+        path: last.file.path,
+        dev: last.file.dev,
+        ino: last.file.ino,
+        offset: last.end,
+        fingerprint: last.file.fingerprint(last.end),
+      });
+      wakeup.wake();
+    },
+    onFatal: (error) => {
+      fatal = error;
+      wakeup.wake();
+      failDone(error);
+    },
+  });
+  shipper = activeShipper;
+
+  const toOutbound = (line: SourceLine, file: SourceFile): OutboundLine | undefined => {
+    const sourceBytes = line.end - line.start;
+    const classified = classifyLine(line);
+    if (classified.kind === "blank") {
+      bytesDone += sourceBytes;
+      return undefined;
+    }
+    if (classified.kind === "record") {
+      return {
+        message: { topic: config.topic, key: classified.key, value: line.bytes, timestamp: classified.timestamp },
+        kind: "record",
+        file,
+        end: line.end,
+        sourceBytes,
+      };
+    }
+    log.warn(
+      { reason: classified.reason, source: source.name, fileId: file.id, offset: line.start, error: classified.error },
+      "dead-lettering a line",
+    );
+    const headers = new Map<Buffer, Buffer>([
+      [enc("reason"), enc(classified.reason)],
+      [enc("source"), enc(source.name)],
+      [enc("file-id"), enc(file.id)],
+      [enc("offset"), enc(String(line.start))],
+      [enc("line-error"), enc(classified.error)],
+    ]);
+    return {
+      message: { topic: config.dlqTopic, value: line.bytes, headers, timestamp: BigInt(Date.now()) },
+      kind: classified.reason,
+      file,
+      end: line.end,
+      sourceBytes,
+    };
+  };
+
+  const ship = (lines: SourceLine[], file: SourceFile) => {
+    metrics.linesRead.inc(lines.length);
+    for (const line of lines) {
+      const outbound = toOutbound(line, file);
+      if (outbound) activeShipper.add(outbound);
+    }
+  };
+
+  const readLoop = async (): Promise<"stopped" | "ended"> => {
+    while (!stopRequested && !fatal) {
+      const room = config.maxInFlightBytes - inFlight();
+      if (room <= 0 || activeShipper.paused) {
+        await Promise.race([activeShipper.changed(config.pollMs), wakeup.wait()]);
+        continue;
+      }
+      const event = await source.next(room);
+      switch (event.kind) {
+        case "data":
+          bytesRead += event.bytes.length;
+          ship(splitter.push(event.bytes, event.start), event.file);
+          break;
+        case "idle":
+          await wakeup.wait(config.pollMs);
+          break;
+        case "switched": {
+          const last = splitter.flush(event.endOfOld);
+          if (last) ship([last], event.from);
+          if (event.reason !== "copytruncate") metrics.rotations.inc({ kind: event.reason });
+          log.info({ source: source.name, from: event.from.id, to: event.to.id, reason: event.reason }, "file rotated");
+          break;
+        }
+        case "copied":
+          metrics.rotations.inc({ kind: "copytruncate" });
+          log.info(
+            { source: source.name, fileId: event.from.id, copy: event.copy, offset: event.position },
+            "file truncated; reading the rest of it from its copy",
+          );
+          break;
+        case "truncated": {
+          const lost = splitter.discard();
+          bytesDone += lost;
+          metrics.truncatedPartialBytes.inc(lost);
+          metrics.rotations.inc({ kind: "truncate" });
+          log.warn(
+            { source: source.name, fileId: event.file.id, readUpTo: event.lostFrom, partialBytesDropped: lost },
+            "file truncated; reading from its start",
+          );
+          break;
+        }
+        case "end": {
+          const last = splitter.flush(event.position);
+          if (last) ship([last], event.file);
+          return "ended";
+        }
+      }
+    }
+    return "stopped";
+  };
+
+  let server: { url: string; stop(): Promise<void> } | undefined;
+  if (config.metricsPort !== undefined) {
+    server = serveMetrics(config.metricsHost, config.metricsPort, metrics.registry, () => {
+      const current = state();
+      const error = fatal ?? writer?.failure;
+      return {
+        healthy: current === "shipping",
+        body: { status: current, ...(error ? { code: error.code, error: error.message } : {}) },
+      };
+    });
+  }
+
+  const closeAll = async () => {
+    writer?.stop();
+    activeShipper.abort();
+    await Promise.allSettled([producer.close(), source.close(), server?.stop()]);
+  };
+
+  /** Sends and checkpoints everything read, within the shutdown timeout. */
+  const drain = async () => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        reject(
+          new AgentError(
+            "AGENT_SHUTDOWN_TIMEOUT",
+            `shutdown did not finish within ${config.shutdownTimeoutMs} ms; ${inFlight()} bytes not acknowledged are read again at the next start`,
+            { subject: source.name },
+          ),
+        );
+      }, config.shutdownTimeoutMs);
+    });
+    try {
+      await Promise.race([
+        (async () => {
+          await activeShipper.flush();
+          await writer?.settle();
+        })(),
+        timeout,
+        fatalPromise,
+      ]);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+
+  log.info(
+    {
+      source: source.name,
+      topic: config.topic,
+      dlqTopic: config.dlqTopic,
+      checkpoint: checkpoint ? { dev: checkpoint.dev, ino: checkpoint.ino, offset: checkpoint.offset } : null,
+      metrics: server?.url,
+    },
+    "agent started",
+  );
+
+  let stopping: Promise<void> | undefined;
+  const loop = readLoop();
+  loop.catch(() => undefined);
+
+  const done = (async () => {
+    const ended = await Promise.race([loop, fatalPromise]);
+    // Stopped on request: done once stop() has flushed and checkpointed (or failed to).
+    if (ended === "stopped") {
+      if (fatal) throw fatal;
+      return stopping;
+    }
+    if (ended === "ended") {
+      try {
+        await drain();
+        finalState = "stopped";
+        log.info("standard input ended; everything read is acknowledged");
+      } finally {
+        await closeAll();
+      }
+    }
+  })();
+  done.catch(async (error: unknown) => {
+    finalState = "failed";
+    log.error({ err: error }, "agent failed");
+    await closeAll();
+  });
+
+  const stop = () => {
+    stopping ??= (async () => {
+      stopRequested = true;
+      wakeup.wake();
+      if (source.name === "stdin") await source.close();
+      try {
+        await loop;
+        await drain();
+        finalState = "stopped";
+        log.info({ bytesShipped: await AgentMetrics.valueOf(metrics.bytesShipped) }, "agent stopped");
+      } catch (error) {
+        finalState = "failed";
+        throw error;
+      } finally {
+        await closeAll();
+      }
+    })();
+    return stopping;
+  };
+
+  return {
+    metrics,
+    metricsUrl: server?.url,
+    state,
+    stop,
+    done,
+  };
+}

@@ -1,0 +1,262 @@
+import { fstatSync } from "node:fs";
+import { type FileHandle, open, readdir, stat } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
+import type { Logger } from "pino";
+import type { Checkpoint } from "./checkpoint-file.ts";
+import { AgentError } from "./errors.ts";
+import type { LineSource, SourceEvent } from "./line-source.ts";
+import { fingerprintOf, SourceFile } from "./source-file.ts";
+
+const READ_CHUNK = 256 * 1024;
+
+interface OpenFile {
+  handle: FileHandle;
+  file: SourceFile;
+  position: number;
+}
+
+export interface TailFileOptions {
+  /** How long a rotated file is still read while the new file at the path stays empty (the writer may lag). */
+  rotateGraceMs: number;
+  /** How often the leading bytes of the file are compared with what was read (truncation check while reading). */
+  verifyMs: number;
+  log: Logger;
+}
+
+function isMissing(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException).code;
+  return code === "ENOENT" || code === "ENOTDIR";
+}
+
+function unreadable(path: string, cause: unknown): AgentError {
+  return new AgentError("AGENT_SOURCE_UNREADABLE", `cannot read ${path}: ${(cause as Error).message}`, {
+    subject: path,
+    cause,
+  });
+}
+
+/** Opens `path` to read from `position`; `name` is the configured path the file is (or was) known by. */
+async function openAt(path: string, position: number, name = path): Promise<OpenFile | undefined> {
+  let handle: FileHandle;
+  try {
+    handle = await open(path, "r");
+  } catch (cause) {
+    if (isMissing(cause)) return undefined;
+    throw unreadable(path, cause);
+  }
+  const info = await handle.stat();
+  const head = Buffer.alloc(Math.min(position, 256));
+  if (head.length > 0) await handle.read(head, 0, head.length, 0);
+  return { handle, file: new SourceFile(name, info.dev, info.ino, head), position };
+}
+
+/** Whether the file at `path` is the checkpoint's file: same device and inode, same leading bytes, long enough. */
+async function matches(path: string, checkpoint: Checkpoint): Promise<boolean> {
+  let handle: FileHandle;
+  try {
+    handle = await open(path, "r");
+  } catch {
+    return false;
+  }
+  try {
+    const info = await handle.stat();
+    if (info.dev !== checkpoint.dev || info.ino !== checkpoint.ino || info.size < checkpoint.offset) return false;
+    const head = Buffer.alloc(checkpoint.fingerprint.length);
+    const { bytesRead } = await handle.read(head, 0, head.length, 0);
+    return bytesRead === head.length && fingerprintOf(head).sha256 === checkpoint.fingerprint.sha256;
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Where to resume: the path itself when it is still the checkpoint's file; else a rotated sibling
+ * (`<name>.1`, `<name>-20261123`, ...) to be finished first; else the start of the path.
+ */
+async function resumeFrom(
+  path: string,
+  checkpoint: Checkpoint | undefined,
+  log: Logger,
+): Promise<OpenFile | undefined> {
+  if (checkpoint === undefined) return openAt(path, 0);
+  if (await matches(path, checkpoint)) return openAt(path, checkpoint.offset);
+  const name = basename(path);
+  const directory = dirname(path);
+  const siblings = await readdir(directory).catch(() => [] as string[]);
+  for (const sibling of siblings) {
+    if (sibling === name || !sibling.startsWith(name)) continue;
+    const candidate = join(directory, sibling);
+    if (await matches(candidate, checkpoint)) {
+      log.info({ file: candidate, offset: checkpoint.offset }, "resuming in the rotated file first");
+      return openAt(candidate, checkpoint.offset, path);
+    }
+  }
+  log.warn(
+    { checkpoint: { dev: checkpoint.dev, ino: checkpoint.ino, offset: checkpoint.offset } },
+    "the checkpoint's file is gone (or was truncated); starting at the beginning of the path",
+  );
+  return openAt(path, 0);
+}
+
+/**
+ * A copy of the current file's generation made by copytruncate: another inode in the same directory whose name
+ * starts with the path's, at least `position` bytes long, with the same leading bytes.
+ */
+async function findCopy(path: string, file: SourceFile, position: number): Promise<string | undefined> {
+  const name = basename(path);
+  const directory = dirname(path);
+  const fingerprint = file.fingerprint(position);
+  const siblings = await readdir(directory).catch(() => [] as string[]);
+  for (const sibling of siblings) {
+    if (sibling === name || !sibling.startsWith(name)) continue;
+    const candidate = join(directory, sibling);
+    const info = await stat(candidate).catch(() => undefined);
+    if (!info?.isFile() || (info.dev === file.dev && info.ino === file.ino) || info.size < position) continue;
+    const head = Buffer.alloc(fingerprint.length);
+    const handle = await open(candidate, "r").catch(() => undefined);
+    if (!handle) continue;
+    try {
+      const { bytesRead } = await handle.read(head, 0, head.length, 0);
+      if (bytesRead === head.length && fingerprintOf(head).sha256 === fingerprint.sha256) return candidate;
+    } finally {
+      await handle.close();
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Tails one path by polling: reads to the end, then notices a truncation (copytruncate), a rename + create or a
+ * delete + recreate. On a rename the old file is kept open and read to its end before the new one is opened; while
+ * the new file is still empty, the old one is read for `rotateGraceMs` more (the writer may not have reopened yet).
+ * A truncation is noticed by size or by changed leading bytes (checked every `verifyMs`, so a writer that refilled
+ * the file past the read position is noticed too); the rest of the old generation is then read from its copy when
+ * one is found beside the path, before the truncated file is read from its start.
+ */
+export class TailFile implements LineSource {
+  readonly name: string;
+  readonly #options: TailFileOptions;
+  #current: OpenFile | undefined;
+  #rotatedSince: number | undefined;
+  /** The current file is a copytruncate copy: at its end, the path is read from 0. */
+  #readingCopy = false;
+  #verifiedAt = 0;
+
+  private constructor(path: string, current: OpenFile | undefined, options: TailFileOptions) {
+    this.name = path;
+    this.#current = current;
+    this.#options = options;
+  }
+
+  static async open(path: string, checkpoint: Checkpoint | undefined, options: TailFileOptions): Promise<TailFile> {
+    return new TailFile(path, await resumeFrom(path, checkpoint, options.log), options);
+  }
+
+  bytesUnread(): number {
+    const current = this.#current;
+    if (!current) return 0;
+    try {
+      return Math.max(0, fstatSync(current.handle.fd).size - current.position);
+    } catch {
+      return 0;
+    }
+  }
+
+  async next(maxBytes: number): Promise<SourceEvent> {
+    if (!this.#current) {
+      this.#current = await openAt(this.name, 0);
+      if (!this.#current) return { kind: "idle" };
+    }
+    const current = this.#current;
+    if (!this.#readingCopy && Date.now() - this.#verifiedAt >= this.#options.verifyMs) {
+      this.#verifiedAt = Date.now();
+      const truncated = await this.#checkTruncated(current);
+      if (truncated) return truncated;
+    }
+    const bytes = Buffer.allocUnsafe(Math.max(1, Math.min(maxBytes, READ_CHUNK)));
+    let bytesRead: number;
+    try {
+      ({ bytesRead } = await current.handle.read(bytes, 0, bytes.length, current.position));
+    } catch (cause) {
+      throw unreadable(this.name, cause);
+    }
+    if (bytesRead > 0) {
+      const data = bytes.subarray(0, bytesRead);
+      const start = current.position;
+      current.position += bytesRead;
+      current.file.noteRead(start, data);
+      return { kind: "data", file: current.file, start, bytes: data };
+    }
+    if (this.#readingCopy) return this.#switchTo(current, "copytruncate");
+    return this.#atEnd(current);
+  }
+
+  /** A truncation of the current file (smaller than the read position, or other leading bytes), or undefined. */
+  async #checkTruncated(current: OpenFile): Promise<SourceEvent | undefined> {
+    const own = await current.handle.stat();
+    let truncated = own.size < current.position;
+    if (!truncated && current.position > 0) {
+      const expected = current.file.fingerprint(current.position);
+      const head = Buffer.alloc(expected.length);
+      const { bytesRead } = await current.handle.read(head, 0, head.length, 0);
+      truncated = bytesRead < head.length || fingerprintOf(head).sha256 !== expected.sha256;
+    }
+    if (!truncated) return undefined;
+    const lostFrom = current.position;
+    const copy = await findCopy(this.name, current.file, current.position);
+    if (copy) {
+      const opened = await openAt(copy, current.position, this.name);
+      if (opened) {
+        await current.handle.close();
+        this.#current = opened;
+        this.#readingCopy = true;
+        return { kind: "copied", from: current.file, to: opened.file, copy, position: lostFrom };
+      }
+    }
+    current.file = new SourceFile(this.name, own.dev, own.ino);
+    current.position = 0;
+    this.#rotatedSince = undefined;
+    return { kind: "truncated", file: current.file, lostFrom };
+  }
+
+  async #atEnd(current: OpenFile): Promise<SourceEvent> {
+    const truncated = await this.#checkTruncated(current);
+    if (truncated) return truncated;
+    let atPath: Awaited<ReturnType<typeof stat>>;
+    try {
+      atPath = await stat(this.name);
+    } catch (cause) {
+      if (isMissing(cause)) return { kind: "idle" };
+      throw unreadable(this.name, cause);
+    }
+    // Stat the old file after the path: what the writer wrote to it before moving to the new file shows here.
+    const own = await current.handle.stat();
+    if (atPath.dev === own.dev && atPath.ino === own.ino) {
+      this.#rotatedSince = undefined;
+      return { kind: "idle" };
+    }
+    if (own.size > current.position) return { kind: "idle" };
+    const stillLinked = own.nlink > 0;
+    if (stillLinked && atPath.size === 0) {
+      this.#rotatedSince ??= Date.now();
+      if (Date.now() - this.#rotatedSince < this.#options.rotateGraceMs) return { kind: "idle" };
+    }
+    return this.#switchTo(current, stillLinked ? "rename" : "recreate");
+  }
+
+  /** Closes the current file (read to its end) and opens the path from its start. */
+  async #switchTo(current: OpenFile, reason: "rename" | "recreate" | "copytruncate"): Promise<SourceEvent> {
+    const next = await openAt(this.name, 0);
+    if (!next) return { kind: "idle" };
+    await current.handle.close();
+    this.#current = next;
+    this.#rotatedSince = undefined;
+    this.#readingCopy = false;
+    return { kind: "switched", from: current.file, to: next.file, reason, endOfOld: current.position };
+  }
+
+  async close(): Promise<void> {
+    await this.#current?.handle.close();
+    this.#current = undefined;
+  }
+}

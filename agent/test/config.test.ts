@@ -1,0 +1,75 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { thrownBy } from "@svc/testkit";
+import { AgentError, parseAgentConfig } from "../index.ts";
+import { tempDir } from "./support/records.ts";
+import { spawnAgent } from "./support/spawn-agent.ts";
+
+let dir: { path: string; remove(): Promise<void> };
+beforeAll(async () => {
+  dir = await tempDir("config");
+});
+afterAll(async () => {
+  await dir.remove();
+});
+
+const topic = "svc.audit.events.v1";
+const baseEnv = () => ({
+  SVC_AGENT_KAFKA_BROKERS: "127.0.0.1:9",
+  SVC_AGENT_TOPIC: topic,
+  SVC_AGENT_METRICS_PORT: "0",
+});
+
+describe("agent configuration", () => {
+  test("defaults: the audit topic, its .dlq, 512 KiB batches, 16 MiB in flight", () => {
+    const config = parseAgentConfig({ SVC_AGENT_SOURCE: "-", SVC_AGENT_KAFKA_BROKERS: "a:1,b:2" });
+    expect(config).toMatchObject({
+      source: "-",
+      brokers: ["a:1", "b:2"],
+      topic: "svc.audit.events.v1",
+      dlqTopic: "svc.audit.events.v1.dlq",
+      checkpointFile: undefined,
+      batchBytes: 512 * 1024,
+      maxInFlightBytes: 16 * 1024 * 1024,
+    });
+    const error = thrownBy(() => parseAgentConfig({ SVC_AGENT_SOURCE: "-", SVC_AGENT_KAFKA_BROKERS: "a" }), AgentError);
+    expect(error.code).toBe("AGENT_CONFIG_INVALID");
+    expect(error.subject).toBe("SVC_AGENT_KAFKA_BROKERS");
+  });
+
+  test("each bad config value exits non-zero naming the field", async () => {
+    const good = {
+      ...baseEnv(),
+      SVC_AGENT_SOURCE: join(dir.path, "x.jsonl"),
+      SVC_AGENT_CHECKPOINT_FILE: join(dir.path, "x.cp"),
+    };
+    const cases: [string, Record<string, string | undefined>][] = [
+      ["SVC_AGENT_SOURCE", { SVC_AGENT_SOURCE: undefined }],
+      ["SVC_AGENT_KAFKA_BROKERS", { SVC_AGENT_KAFKA_BROKERS: "no-port" }],
+      ["SVC_AGENT_TOPIC", { SVC_AGENT_TOPIC: "bad topic!" }],
+      ["SVC_AGENT_DLQ_TOPIC", { SVC_AGENT_DLQ_TOPIC: topic }],
+      ["SVC_AGENT_CHECKPOINT_FILE", { SVC_AGENT_CHECKPOINT_FILE: undefined }],
+      ["SVC_AGENT_MAX_LINE_BYTES", { SVC_AGENT_MAX_LINE_BYTES: "12" }],
+      ["SVC_AGENT_BATCH_BYTES", { SVC_AGENT_BATCH_BYTES: "1MB" }],
+      ["SVC_AGENT_LINGER_MS", { SVC_AGENT_LINGER_MS: "-1" }],
+      ["SVC_AGENT_MAX_IN_FLIGHT_BYTES", { SVC_AGENT_MAX_IN_FLIGHT_BYTES: "5000" }],
+      ["SVC_AGENT_POLL_MS", { SVC_AGENT_POLL_MS: "0" }],
+      ["SVC_AGENT_ROTATE_GRACE_MS", { SVC_AGENT_ROTATE_GRACE_MS: "x" }],
+      ["SVC_AGENT_KAFKA_TIMEOUT_MS", { SVC_AGENT_KAFKA_TIMEOUT_MS: "5" }],
+      ["SVC_AGENT_SHUTDOWN_TIMEOUT_MS", { SVC_AGENT_SHUTDOWN_TIMEOUT_MS: "1e3" }],
+      ["SVC_AGENT_METRICS_PORT", { SVC_AGENT_METRICS_PORT: "70000" }],
+      ["SVC_AGENT_CLIENT_ID", { SVC_AGENT_CLIENT_ID: "a b" }],
+      ["SVC_AGENT_LOG_LEVEL", { SVC_AGENT_LOG_LEVEL: "loud" }],
+    ];
+    await Promise.all(
+      cases.map(async ([field, change]) => {
+        const env: Record<string, string> = {};
+        for (const [key, value] of Object.entries({ ...good, ...change })) if (value !== undefined) env[key] = value;
+        const child = spawnAgent(env);
+        const code = await child.exited;
+        expect({ field, code }).toEqual({ field, code: 2 });
+        expect(child.stderr()).toContain(field);
+      }),
+    );
+  });
+});
