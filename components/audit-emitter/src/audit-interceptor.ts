@@ -15,7 +15,7 @@ import { TENANT_HEADER } from "@svc/auth";
 import type { Logger } from "pino";
 import { annotationOf } from "./annotate.ts";
 import type { AuditEmitter } from "./audit-emitter.ts";
-import { verifiedIdentityOf } from "./call-link.ts";
+import { isLinked, verifiedIdentityOf } from "./call-link.ts";
 import { AuditEmitterError } from "./errors.ts";
 import { resultOf } from "./status-name.ts";
 
@@ -31,7 +31,10 @@ export type ResourceOf = (request: unknown) => string;
 export interface AuditInterceptorOptions {
   /** Method path (`/pkg.Service/Method`) → resource function; see `resourcesOf` to build it from method names. */
   resources?: Readonly<Record<string, ResourceOf>>;
-  /** Where a throwing resource function is reported (the record then carries `""`). */
+  /**
+   * Where a throwing resource function is reported (the record then carries `""`), and, once, a call answered OK
+   * whose handler was never linked (the service was added without `withAuditIdentity`: identities record `""`).
+   */
   logger?: Logger;
 }
 
@@ -89,6 +92,7 @@ function cancelledCode(call: ServerInterceptingCallInterface): number {
  */
 export function auditInterceptor(emitter: AuditEmitter, options: AuditInterceptorOptions = {}): ServerInterceptor {
   const resources = options.resources ?? {};
+  let warnedUnlinked = false;
   return (method, call) => {
     const started = new Date();
     const t0 = performance.now();
@@ -102,6 +106,13 @@ export function auditInterceptor(emitter: AuditEmitter, options: AuditIntercepto
     const settle = (code: number): Promise<boolean> | undefined => {
       settled = true;
       const annotation = metadata ? annotationOf(metadata) : undefined;
+      if (code === status.OK && !warnedUnlinked && !(metadata && isLinked(metadata))) {
+        warnedUnlinked = true;
+        options.logger?.warn(
+          { action: method.path },
+          "audit: a call succeeded without withAuditIdentity around its service; principal_id and tenant_id are empty",
+        );
+      }
       const pending = emitter.write({
         time: started,
         action: method.path,

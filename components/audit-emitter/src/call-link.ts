@@ -15,6 +15,11 @@ export function linkHandlerCall(call: { readonly metadata: Metadata }): void {
   handlerCalls.set(call.metadata, call);
 }
 
+/** Whether a handler call was linked under this metadata (`withAuditIdentity` ran for the call). */
+export function isLinked(metadata: Metadata): boolean {
+  return handlerCalls.has(metadata);
+}
+
 /** The verified caller's identity for the call with this metadata; empty strings when auth did not accept one. */
 export function verifiedIdentityOf(metadata: Metadata): { principal_id: string; tenant_id: string } {
   const call = handlerCalls.get(metadata);

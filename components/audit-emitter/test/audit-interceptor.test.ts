@@ -4,14 +4,17 @@ import { Metadata, status } from "@grpc/grpc-js";
 import { type AuditRecord, validateRecord } from "@svc/audit-record";
 import { type AuthCore, authorizeService, createAuthCore, parseAuthConfig } from "@svc/auth";
 import { waitFor } from "@svc/common";
-import { pino } from "pino";
+import { thrownBy } from "@svc/testkit";
+import { type Logger, pino } from "pino";
 import {
   AUDIT_UNAVAILABLE_STATUS,
   type AuditEmitter,
+  AuditEmitterError,
   auditInterceptor,
   createAuditEmitter,
   type EmitterConfig,
   REDACTED,
+  type ResourceOf,
   resourcesOf,
   withAuditIdentity,
 } from "../index.ts";
@@ -61,8 +64,21 @@ afterEach(async () => {
   for (const stop of open.splice(0)) await stop();
 });
 
+interface HarnessOptions {
+  /** Default: the echo service's resource functions. */
+  resources?: Record<string, ResourceOf>;
+  /** `false` adds the service without `withAuditIdentity`. */
+  link?: boolean;
+  logger?: Logger;
+}
+
+const echoResources = {
+  unary: (request: unknown) => `echo/${(request as EchoRequest).name}`,
+  server_stream: (request: unknown) => `stream/${(request as EchoRequest).name}`,
+};
+
 /** A real grpc-js server on port 0: the audit interceptor outside, `@svc/auth` around the echo handlers. */
-async function harness(config: Partial<EmitterConfig> = {}): Promise<Harness> {
+async function harness(config: Partial<EmitterConfig> = {}, options: HarnessOptions = {}): Promise<Harness> {
   const path = config.file ?? join(dir.path, `${crypto.randomUUID()}.jsonl`);
   const emitter = createAuditEmitter(
     {
@@ -79,10 +95,8 @@ async function harness(config: Partial<EmitterConfig> = {}): Promise<Harness> {
   const server = new Server({
     interceptors: [
       auditInterceptor(emitter, {
-        resources: resourcesOf(echoDefinition, {
-          unary: (request) => `echo/${(request as EchoRequest).name}`,
-          server_stream: (request) => `stream/${(request as EchoRequest).name}`,
-        }),
+        resources: resourcesOf(echoDefinition, options.resources ?? echoResources),
+        logger: options.logger ?? silent,
       }),
     ],
   });
@@ -93,9 +107,10 @@ async function harness(config: Partial<EmitterConfig> = {}): Promise<Harness> {
     client_stream: "endpoint.grpc",
     bidi: "endpoint.grpc",
   } as const;
+  const authorized = authorizeService(auth, echoDefinition, service.implementation, operations);
   server.addService(
     echoDefinition,
-    withAuditIdentity(echoDefinition, authorizeService(auth, echoDefinition, service.implementation, operations)),
+    options.link === false ? authorized : withAuditIdentity(echoDefinition, authorized),
   );
   const { client } = await listen(server);
   open.push(async () => {
@@ -302,4 +317,43 @@ test("500 concurrent calls give 500 well-formed JSONL lines with distinct ids", 
   expect(records).toHaveLength(500);
   expect(new Set(records.map((r) => r.id)).size).toBe(500);
   expect(new Set(records.map((r) => r.resource))).toEqual(new Set(answers.map((_, i) => `echo/c${i}`)));
+});
+
+test("resourcesOf refuses a name that is not a method of the service (AUDIT_EMITTER_WIRING_INVALID)", () => {
+  const error = thrownBy(() => resourcesOf(echoDefinition, { unray: () => "x" }), AuditEmitterError);
+  expect(error.code).toBe("AUDIT_EMITTER_WIRING_INVALID");
+  expect(error.subject).toBe("unray");
+});
+
+/** A pino logger whose JSON lines are kept for the test to read. */
+function capture(): { logger: Logger; lines: Array<Record<string, unknown>> } {
+  const lines: Array<Record<string, unknown>> = [];
+  const logger = pino({ level: "info" }, { write: (line: string) => lines.push(JSON.parse(line)) });
+  return { logger, lines };
+}
+
+test("a throwing resource function records an empty resource and is logged; the call is not affected", async () => {
+  const { logger, lines } = capture();
+  const resources = {
+    unary: () => {
+      throw new Error("no name");
+    },
+  };
+  const h = await harness({}, { resources, logger });
+  expect((await callUnary(h.client, { name: "x" }, metadata())).code).toBe(0);
+  const [record] = await h.records();
+  expect(record?.resource).toBe("");
+  expect(lines).toContainEqual(expect.objectContaining({ action: "/test.Echo/unary", reason: "Error: no name" }));
+});
+
+test("without withAuditIdentity the identities are empty and one warning says why", async () => {
+  const { logger, lines } = capture();
+  const h = await harness({}, { link: false, logger });
+  for (const name of ["a", "b"]) expect((await callUnary(h.client, { name }, metadata())).code).toBe(0);
+  const records = await h.records();
+  expect(records.map((r) => [r.principal_id, r.tenant_id, r.claimed_tenant_id])).toEqual([
+    ["", "", "tenant-a"],
+    ["", "", "tenant-a"],
+  ]);
+  expect(lines.filter((line) => String(line.msg).includes("withAuditIdentity"))).toHaveLength(1);
 });
