@@ -1,0 +1,72 @@
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { appendFileSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describeWithServers, waitFor } from "@svc/testkit";
+import { type Agent, startAgent } from "../index.ts";
+import { createTopics, idCounts, readTopic } from "./support/kafka.ts";
+import { type PrivateKafka, startPrivateKafka } from "./support/private-kafka.ts";
+import { lines, scrape, tempDir, testConfig } from "./support/records.ts";
+
+describeWithServers("agent while its Kafka is stopped and started again (a private broker)", () => {
+  let kafka: PrivateKafka | undefined;
+  let dir: { path: string; remove(): Promise<void> };
+  let agent: Agent | undefined;
+
+  beforeAll(async () => {
+    dir = await tempDir("outage");
+    kafka = await startPrivateKafka();
+  }, 120_000);
+  afterAll(async () => {
+    await agent?.stop().catch(() => undefined);
+    await kafka?.remove();
+    await dir.remove();
+  }, 120_000);
+
+  test("stops reading with bounded memory while the broker is down, and resumes by itself: every line arrives", async () => {
+    const broker = kafka as PrivateKafka;
+    const topics = await createTopics(broker.brokers, "agent-outage");
+    const source = join(dir.path, "audit.jsonl");
+    writeFileSync(source, lines("outage", 0, 200));
+    const maxInFlight = 64 * 1024;
+    agent = await startAgent(
+      testConfig({
+        SVC_AGENT_KAFKA_BROKERS: broker.brokers.join(","),
+        SVC_AGENT_TOPIC: topics.topic,
+        SVC_AGENT_SOURCE: source,
+        SVC_AGENT_CHECKPOINT_FILE: join(dir.path, "checkpoint.json"),
+        SVC_AGENT_BATCH_BYTES: "16384",
+        SVC_AGENT_MAX_LINE_BYTES: "4096",
+        SVC_AGENT_MAX_IN_FLIGHT_BYTES: String(maxInFlight),
+        SVC_AGENT_KAFKA_TIMEOUT_MS: "2000",
+      }),
+    );
+    const url = agent.metricsUrl;
+    const sample = (name: string) => scrape(url, name);
+    const until = (what: string, ok: () => Promise<boolean>, timeoutMs = 20_000) =>
+      waitFor(what, async () => ((await ok()) ? true : undefined), { timeoutMs, intervalMs: 50 });
+
+    await until("the first lines shipped", async () => (await sample("svc_agent_records_shipped_total")) >= 200);
+    await broker.stop();
+    // 2,000 lines (about 800 KB) while the broker is down: far more than the agent may hold.
+    appendFileSync(source, lines("outage", 200, 2_000));
+    const size = statSync(source).size;
+    await until("the agent stalled", async () => (await sample("svc_agent_send_retries_total")) >= 2);
+    await until("reading stopped at the in-flight bound", async () => {
+      const behind = await sample("svc_agent_bytes_behind");
+      return behind > size / 2 && (await sample("svc_agent_in_flight_bytes")) > maxInFlight / 2;
+    });
+    expect(await sample("svc_agent_in_flight_bytes")).toBeLessThanOrEqual(maxInFlight);
+    expect(await sample("svc_agent_lines_read_total")).toBeLessThan(2_200);
+    expect(await sample("svc_agent_shipping")).toBe(0);
+    expect((await fetch(`${url}/health`)).status).toBe(503);
+
+    await broker.start();
+    await until("every line shipped", async () => (await sample("svc_agent_records_shipped_total")) >= 2_200, 60_000);
+    expect(await sample("svc_agent_bytes_behind")).toBe(0);
+    expect(agent.state()).toBe("shipping");
+    const counts = idCounts(await readTopic(broker.brokers, topics.topic));
+    const missing: string[] = [];
+    for (let n = 0; n < 2_200; n += 1) if (!counts.has(`outage-${n}`)) missing.push(`outage-${n}`);
+    expect(missing).toEqual([]);
+  }, 150_000);
+});
