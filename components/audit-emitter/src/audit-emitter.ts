@@ -1,6 +1,6 @@
-import { encodeRecord } from "@svc/audit-record";
 import { type Logger, pino } from "pino";
 import type { EmitterConfig, FailMode } from "./config.ts";
+import { encodeLine } from "./encode-line.ts";
 import { AuditEmitterError } from "./errors.ts";
 import { FileTarget } from "./file-target.ts";
 import { JsonlSink } from "./jsonl-sink.ts";
@@ -140,7 +140,7 @@ export function createAuditEmitter(config: EmitterConfig, options: AuditEmitterO
     const { attributes, dropped, redacted } = sanitizeAttributes(input.attributes);
     counters.attributesDropped += dropped;
     counters.valuesRedacted += redacted;
-    return encodeRecord({
+    return encodeLine({
       id: Bun.randomUUIDv7(),
       time: input.time.toISOString(),
       source: config.source,

@@ -166,3 +166,14 @@ test("stdout sink, fail-closed: a stdout that cannot be written (/dev/full) reje
   expect(code).toBe(0);
   expect(JSON.parse(err.trim())).toMatchObject({ recordsWritten: 0, recordsFailed: 10, rejected: 10, healthy: false });
 });
+
+test("a record that cannot be encoded (an invalid Date) is refused in fail-closed and counted in fail-open", async () => {
+  const closed = createAuditEmitter(fileConfig({ failMode: "closed" }), { logger: silent });
+  const error = await rejectionOf(closed.record("seal", { time: new Date(Number.NaN) }), AuditEmitterError);
+  expect(error.code).toBe("AUDIT_EMITTER_RECORD_INVALID");
+  await closed.close();
+  const open = createAuditEmitter(fileConfig(), { logger: silent });
+  await open.record("seal", { time: new Date(Number.NaN) });
+  expect(open.stats()).toMatchObject({ recordsInvalid: 1, recordsWritten: 0 });
+  await open.close();
+});
