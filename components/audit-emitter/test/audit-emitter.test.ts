@@ -177,3 +177,17 @@ test("a record that cannot be encoded (an invalid Date) is refused in fail-close
   expect(open.stats()).toMatchObject({ recordsInvalid: 1, recordsWritten: 0 });
   await open.close();
 });
+
+test("stdout sink, fail-open: a reader that went away (EPIPE) costs the records, not the process", async () => {
+  const script = `"${process.execPath}" "${child}" | head -c 10 > /dev/null; exit \${PIPESTATUS[0]}`;
+  const proc = Bun.spawn(["bash", "-c", script], {
+    env: { ...process.env, SVC_AUDIT_LOG_SINK: "stdout", EMIT_COUNT: "5000" },
+    stderr: "pipe",
+  });
+  const [err, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
+  expect(code).toBe(0);
+  const stats = JSON.parse(err.trim());
+  expect(stats.recordsFailed).toBeGreaterThan(0);
+  expect(stats.recordsWritten + stats.recordsFailed).toBe(5000);
+  expect(stats.rejected).toBe(0);
+});
