@@ -4,6 +4,7 @@ import { rejectionsOf } from "@svc/common";
 import type { StackContext, StackService } from "./context.ts";
 import { killDaemonNow, livePid, stopDaemon } from "./daemon.ts";
 import { StackAggregateError, StackError } from "./errors.ts";
+import { withInstallLock } from "./install-lock.ts";
 import { assertPortsFree } from "./port-check.ts";
 import { awaitReady, readinessOf } from "./server-readiness.ts";
 import { SERVICES } from "./services/index.ts";
@@ -54,7 +55,9 @@ export async function installAll(ctx: StackContext, services = SERVICES): Promis
   const run = async (service: StackService) => {
     const started = performance.now();
     const task = ctx.progress.task(`install ${service.name}`, 3);
-    await service.install(ctx, task);
+    await withInstallLock(ctx.cacheDir, service.name, () => service.install(ctx, task), {
+      onWait: (pid) => task.note(`waiting for pid ${pid}, which is installing ${service.name} into the same cache`),
+    });
     took.set(service.name, seconds(started));
   };
   const goBuilt = new Set(["etcd", "kube-apiserver", "minio"]);

@@ -22,20 +22,23 @@ function readText(file: string): string | undefined {
   }
 }
 
+/** Result of one try at a pid lock: ours (with its release), or held by a live process. */
+export type PidLockAttempt = { release: () => void } | { holderPid: number };
+
 /**
- * Takes the state directory's `up` lock: the file `up.lock`, created exclusively, holding this process's pid and
- * start time (the same format as a pid file). A lock whose process has exited, or whose pid now names another
- * process, is stale and taken over; a live one fails with STACK_LOCKED naming its pid. Returns the release, which
- * deletes the file only while it is still ours.
+ * One try at a pid lock: the file, created exclusively, holding this process's pid and start time (the same format
+ * as a pid file). A lock whose process has exited, or whose pid now names another process, is stale and taken over;
+ * a live one is reported with its pid. The release deletes the file only while it is still ours.
  */
-export function acquireUpLock(stateDir: string): () => void {
-  const file = upLockPath(stateDir);
+export function tryPidLock(file: string): PidLockAttempt {
   const mine = `${process.pid}\n${startTimeOf(process.pid) ?? ""}\n`;
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
     try {
       writeFileSync(file, mine, { flag: "wx", mode: 0o600 });
-      return () => {
-        if (readText(file) === mine) rmSync(file, { force: true });
+      return {
+        release: () => {
+          if (readText(file) === mine) rmSync(file, { force: true });
+        },
       };
     } catch (error) {
       if (errorCode(error) !== "EEXIST") throw error;
@@ -43,16 +46,25 @@ export function acquireUpLock(stateDir: string): () => void {
     const seen = readText(file);
     if (seen === undefined) continue; // released meanwhile
     const holder = parsePidRecord(seen);
-    if (holder !== undefined && isRunning(holder)) {
-      throw new StackError(
-        "STACK_LOCKED",
-        `another \`up\` (pid ${holder.pid}) holds ${file}; wait for it to finish, or stop that process`,
-        file,
-      );
-    }
+    if (holder !== undefined && isRunning(holder)) return { holderPid: holder.pid };
     removeStaleLock(file, seen);
   }
   throw new StackError("STACK_LOCKED", `could not take ${file}: other processes keep replacing it`, file);
+}
+
+/**
+ * Takes the state directory's `up` lock (`up.lock`, see tryPidLock); a live holder fails with STACK_LOCKED naming
+ * its pid. Returns the release.
+ */
+export function acquireUpLock(stateDir: string): () => void {
+  const file = upLockPath(stateDir);
+  const attempt = tryPidLock(file);
+  if ("release" in attempt) return attempt.release;
+  throw new StackError(
+    "STACK_LOCKED",
+    `another \`up\` (pid ${attempt.holderPid}) holds ${file}; wait for it to finish, or stop that process`,
+    file,
+  );
 }
 
 /**
