@@ -7,7 +7,12 @@ import { spawnConsumer } from "./services.ts";
 /** Batch age of the throughput rows: short, so the last partial batches do not wait 9 s at the end of the count. */
 export const THROUGHPUT_BATCH_AGE_MS = 1_000;
 
-export function consumerSettings(ctx: BenchContext, topic: string, what: string, batchMaxAgeMs: number) {
+export function consumerSettings(
+  ctx: Pick<BenchContext, "name" | "brokers" | "stack">,
+  topic: string,
+  what: string,
+  batchMaxAgeMs: number,
+) {
   const schema = ctx
     .name(what)
     .replace(/[^a-z0-9_]/g, "_")

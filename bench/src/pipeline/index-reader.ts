@@ -66,6 +66,12 @@ export class IndexReader {
     return byPartition;
   }
 
+  /** Every indexed id that starts with `prefix` (the fault loop's ledger). */
+  async allIds(prefix: string): Promise<string[]> {
+    const rows = await this.sql.unsafe(`SELECT id FROM ${this.table("events")} WHERE id LIKE $1`, [`${prefix}%`]);
+    return rows.map((row: { id: string }) => row.id);
+  }
+
   /** Objects written (every version), to count duplicates a retry left. */
   async objectCount(): Promise<number> {
     const rows = await this.sql.unsafe(`SELECT count(*)::bigint AS n FROM ${this.table("objects")}`);

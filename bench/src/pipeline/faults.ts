@@ -1,0 +1,136 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { randomName, stackEnv } from "@svc/testkit";
+import { BenchTopics } from "../kafka-topics.ts";
+import { ProgressLine } from "../progress-line.ts";
+import type { TrackedProcess } from "../spawn-tracked.ts";
+import { consumerSettings } from "./consumer-section.ts";
+import { IndexReader } from "./index-reader.ts";
+import { checkLedger } from "./ledger.ts";
+import { writeAtRate } from "./record-file.ts";
+import { spawnAgent, spawnConsumer } from "./services.ts";
+
+// bun run bench/src/pipeline/faults.ts --kills 50 [--rate 2000] [--target both|agent|consumer] [--json]
+// kill -9 of the agent and the consumer while records flow, each restarted at once; then the ledger: every
+// emitted id stored at least once, and how many copies the retries left (in Kafka, and in S3 objects).
+const { values } = parseArgs({
+  args: Bun.argv.slice(2),
+  strict: true,
+  options: {
+    kills: { type: "string", default: "50" },
+    rate: { type: "string", default: "2000" },
+    target: { type: "string", default: "both" },
+    "min-gap-ms": { type: "string", default: "1000" },
+    "max-gap-ms": { type: "string", default: "4000" },
+    "batch-age-ms": { type: "string", default: "2000" },
+    json: { type: "boolean", default: false },
+  },
+});
+const kills = Number(values.kills);
+const rate = Number(values.rate);
+const minGap = Number(values["min-gap-ms"]);
+const maxGap = Number(values["max-gap-ms"]);
+const target = values.target;
+if (![kills, rate, minGap, maxGap].every((n) => Number.isInteger(n) && n > 0) || maxGap < minGap) {
+  process.stderr.write("faults: --kills, --rate, --min-gap-ms, --max-gap-ms must be positive integers (min ≤ max)\n");
+  process.exit(2);
+}
+if (target !== "both" && target !== "agent" && target !== "consumer") {
+  process.stderr.write("faults: --target must be both, agent or consumer\n");
+  process.exit(2);
+}
+
+const stack = stackEnv();
+const progress = new ProgressLine();
+const run = randomName("faults");
+const dir = mkdtempSync(join(tmpdir(), `${run}-`));
+const topics = new BenchTopics(stack.kafkaBrokers);
+const ctx = { stack, brokers: stack.kafkaBrokers.join(","), name: (what: string) => `${run}-${what}` };
+const topic = await topics.create(ctx.name("events"));
+const dlqTopic = await topics.create(`${topic}.dlq`, 1);
+const source = join(dir, "records.jsonl");
+const tag = ctx.name("r");
+const settings = consumerSettings(ctx, topic, "faults", Number(values["batch-age-ms"]));
+const index = new IndexReader(stack.postgresUrl, settings.indexSchema);
+const startAgent = () =>
+  spawnAgent({ source, checkpointFile: join(dir, "agent.checkpoint"), brokers: ctx.brokers, topic, dlqTopic });
+const startConsumer = () => spawnConsumer(settings);
+
+let agent: TrackedProcess | undefined;
+let consumer: TrackedProcess | undefined;
+let exitCode = 0;
+let report: Record<string, unknown> = {};
+try {
+  await Bun.write(source, "");
+  agent = startAgent();
+  consumer = startConsumer();
+  let stopWriting = false;
+  // The writer runs until the kills are done; its total is the ledger's "emitted".
+  let emitted = 0;
+  const writer = (async () => {
+    while (!stopWriting) {
+      const chunk = await writeAtRate(source, tag, rate, 1, { firstSeq: emitted });
+      emitted += chunk.records;
+    }
+  })();
+  const killed = { agent: 0, consumer: 0 };
+  for (let i = 1; i <= kills; i++) {
+    await Bun.sleep(minGap + Math.random() * (maxGap - minGap));
+    const victim = target === "both" ? (Math.random() < 0.5 ? "agent" : "consumer") : target;
+    if (victim === "agent" && agent) {
+      await agent.kill9();
+      agent = startAgent();
+    } else if (consumer) {
+      await consumer.kill9();
+      consumer = startConsumer();
+    }
+    killed[victim]++;
+    progress.update(`faults: kill ${i}/${kills} (${victim}), ${emitted.toLocaleString("en-US")} records written`);
+  }
+  stopWriting = true;
+  await writer;
+  progress.done(`faults: ${kills} kills done (agent ${killed.agent}, consumer ${killed.consumer}); ${emitted} written`);
+
+  // Drain: every emitted id in the index, or give up after two minutes and report what is missing.
+  const deadline = Date.now() + 120_000;
+  let stored = 0;
+  while (Date.now() < deadline) {
+    stored = await index.storedCount(tag).catch(() => 0);
+    progress.update(`faults: ${stored.toLocaleString("en-US")}/${emitted.toLocaleString("en-US")} stored`);
+    if (stored >= emitted) break;
+    await Bun.sleep(500);
+  }
+  const ids = await index.allIds(tag);
+  const ledger = checkLedger(emitted, ids);
+  const inObjects = await index.durableRecords();
+  const inKafka = await topics.total(topic);
+  report = {
+    kills: killed,
+    rate,
+    emitted,
+    stored: ledger.stored,
+    missing: ledger.missingCount,
+    firstMissing: ledger.missing,
+    duplicatesInKafka: inKafka - emitted,
+    duplicateCopiesInObjects: inObjects - ledger.stored,
+    objects: await index.objectCount(),
+  };
+  if (ledger.missingCount > 0) exitCode = 1;
+} catch (error) {
+  progress.done(`faults: ${(error as Error).message}`);
+  exitCode = 1;
+} finally {
+  await Promise.all([agent?.stop(), consumer?.stop()]);
+  await topics.cleanup();
+  await index.dropAndClose().catch(() => undefined);
+  rmSync(dir, { recursive: true, force: true });
+}
+if (values.json) {
+  process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+} else {
+  for (const [key, value] of Object.entries(report)) process.stdout.write(`${key}: ${JSON.stringify(value)}\n`);
+  process.stdout.write(exitCode === 0 ? "ledger: every emitted id stored at least once\n" : "ledger: FAILED\n");
+}
+process.exit(exitCode);
