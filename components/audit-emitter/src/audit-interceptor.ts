@@ -32,6 +32,11 @@ export interface AuditInterceptorOptions {
   /** Method path (`/pkg.Service/Method`) → resource function; see `resourcesOf` to build it from method names. */
   resources?: Readonly<Record<string, ResourceOf>>;
   /**
+   * Method paths not to record (default: none). For calls that are not API use, such as `/grpc.health.v1.Health/`
+   * probes a platform sends every few seconds; every other call is recorded.
+   */
+  exclude?: (path: string) => boolean;
+  /**
    * Where a throwing resource function is reported (the record then carries `""`), and, once, a call answered OK
    * whose handler was never linked (the service was added without `withAuditIdentity`: identities record `""`).
    */
@@ -94,6 +99,7 @@ export function auditInterceptor(emitter: AuditEmitter, options: AuditIntercepto
   const resources = options.resources ?? {};
   let warnedUnlinked = false;
   return (method, call) => {
+    if (options.exclude?.(method.path)) return new ServerInterceptingCall(call);
     const started = new Date();
     const t0 = performance.now();
     const resourceOf = Object.hasOwn(resources, method.path) ? resources[method.path] : undefined;

@@ -67,6 +67,7 @@ afterEach(async () => {
 interface HarnessOptions {
   /** Default: the echo service's resource functions. */
   resources?: Record<string, ResourceOf>;
+  exclude?: (path: string) => boolean;
   /** `false` adds the service without `withAuditIdentity`. */
   link?: boolean;
   logger?: Logger;
@@ -97,6 +98,7 @@ async function harness(config: Partial<EmitterConfig> = {}, options: HarnessOpti
       auditInterceptor(emitter, {
         resources: resourcesOf(echoDefinition, options.resources ?? echoResources),
         logger: options.logger ?? silent,
+        exclude: options.exclude,
       }),
     ],
   });
@@ -356,4 +358,11 @@ test("without withAuditIdentity the identities are empty and one warning says wh
     ["", "", "tenant-a"],
   ]);
   expect(lines.filter((line) => String(line.msg).includes("withAuditIdentity"))).toHaveLength(1);
+});
+
+test("an excluded method path is not recorded; the others still are", async () => {
+  const h = await harness({}, { exclude: (path) => path === "/test.Echo/unary" });
+  expect((await callUnary(h.client, { name: "skipped" }, metadata())).code).toBe(0);
+  expect((await readStream(h.client.server_stream({ name: "kept", count: 1 }, metadata()))).code).toBe(0);
+  expect((await h.records()).map((r) => r.resource)).toEqual(["stream/kept"]);
 });
