@@ -12,10 +12,13 @@ const ACTIONS = [
 ];
 const RESULTS = ["ok", "ok", "ok", "ok", "ok", "ok", "ok", "PERMISSION_DENIED"];
 
+/** `,"note":""`: what the padding attribute costs before its first byte. */
+const NOTE_OVERHEAD = 10;
+
 /**
  * Record number `seq` of a run: a unique, time-sortable id (`<run>-<time ms, 13 digits>-<seq, 10 digits>`: the
  * id sorts by time, then by sequence), the tenant and principal cycling over `TENANTS`, and a `note` attribute
- * that pads the JSON line (without its newline) to `RECORD_BYTES` when the rest is shorter.
+ * that pads the JSON line (without its newline) to exactly `bytes` when the rest leaves room for it.
  */
 export function makeRecord(run: string, seq: number, timeMs: number, bytes = RECORD_BYTES): AuditRecord {
   const tenant = TENANTS[seq % TENANTS.length] ?? "tenant-a";
@@ -30,10 +33,10 @@ export function makeRecord(run: string, seq: number, timeMs: number, bytes = REC
     claimed_tenant_id: tenant,
     principal_id: `user-${seq % 31}@${tenant}`,
     tenant_id: tenant,
-    attributes: { request_id: `req-${seq}`, client_ip: `10.0.${seq % 256}.${(seq >> 8) % 256}`, note: "" },
+    attributes: { request_id: `req-${seq}`, client_ip: `10.0.${seq % 256}.${(seq >> 8) % 256}` },
   };
-  const short = bytes - JSON.stringify(record).length;
-  if (short > 0 && record.attributes) record.attributes.note = "x".repeat(short);
+  const short = bytes - JSON.stringify(record).length - NOTE_OVERHEAD;
+  if (short >= 0 && record.attributes) record.attributes.note = "x".repeat(short);
   return record;
 }
 
