@@ -108,7 +108,8 @@ export function createAuditEmitter(config: EmitterConfig, options: AuditEmitterO
 
   /** Every value a caller or a client chose passes here: a secret-looking one becomes `[redacted]`. */
   const safe = (value: string, max: number): string => {
-    const result = redactValue(value);
+    // a resource function typed over `unknown` requests may hand back undefined or a number: never fail the record
+    const result = redactValue(typeof value === "string" ? value : value == null ? "" : String(value));
     if (result.redacted) counters.valuesRedacted += 1;
     return result.value.slice(0, max);
   };

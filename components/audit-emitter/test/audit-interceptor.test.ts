@@ -366,3 +366,13 @@ test("an excluded method path is not recorded; the others still are", async () =
   expect((await readStream(h.client.server_stream({ name: "kept", count: 1 }, metadata()))).code).toBe(0);
   expect((await h.records()).map((r) => r.resource)).toEqual(["stream/kept"]);
 });
+
+test("a resource function that returns no string records an empty resource instead of losing the record", async () => {
+  const h = await harness(
+    {},
+    { resources: { unary: (request) => (request as { missing?: string }).missing as string } },
+  );
+  expect((await callUnary(h.client, { name: "x" }, metadata())).code).toBe(0);
+  expect((await h.records()).map((r) => [r.resource, r.result])).toEqual([["", "ok"]]);
+  expect(h.emitter.stats().recordsInvalid).toBe(0);
+});
