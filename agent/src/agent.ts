@@ -118,6 +118,7 @@ export async function startAgent(config: AgentConfig, options: StartAgentOptions
   const activeShipper = new ShipBatches({
     producer,
     batchBytes: config.batchBytes,
+    concurrency: config.sendConcurrency,
     lingerMs: config.lingerMs,
     log,
     metrics,

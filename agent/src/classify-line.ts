@@ -1,5 +1,5 @@
-import { TypeCompiler } from "@sinclair/typebox/compiler";
-import { type AuditRecord, AuditRecordSchema, isSensitiveAttribute, validateRecord } from "@svc/audit-record";
+import { type AuditRecord, isSensitiveAttribute, validateRecord } from "@svc/audit-record";
+import { surelyValidRecord } from "./fast-record-check.ts";
 import type { SourceLine } from "./split-lines.ts";
 
 /** Why a line went to the dead-letter topic (docs/audit-storage.md, "Kafka": the `reason` header). */
@@ -13,13 +13,34 @@ export type ClassifiedLine =
   /** An empty or all-whitespace line: nothing to ship. */
   | { kind: "blank" };
 
-// The compiled check is the fast path; on a miss, `validateRecord` (the one schema's own validator) says why.
-const check = TypeCompiler.Compile(AuditRecordSchema);
+// `surelyValidRecord` is the fast path; on a miss, `validateRecord` (the one schema's own validator) decides.
 const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 const BLANK = /^\s*$/;
 
+// Attribute names and tenants repeat from line to line: their verdicts and key bytes are kept (bounded).
+const CACHE_LIMIT = 10_000;
+const sensitiveNames = new Map<string, boolean>();
+const tenantKeys = new Map<string, Buffer>();
+
+function remember<V>(cache: Map<string, V>, key: string, value: V): V {
+  if (cache.size >= CACHE_LIMIT) cache.clear();
+  cache.set(key, value);
+  return value;
+}
+
+function sensitive(name: string): boolean {
+  return sensitiveNames.get(name) ?? remember(sensitiveNames, name, isSensitiveAttribute(name));
+}
+
 function hasSensitiveAttribute(record: AuditRecord): boolean {
-  return record.attributes !== undefined && Object.keys(record.attributes).some(isSensitiveAttribute);
+  if (record.attributes === undefined) return false;
+  for (const name in record.attributes) if (sensitive(name)) return true;
+  return false;
+}
+
+function keyBytes(tenant: string): Buffer | undefined {
+  if (tenant === "") return undefined;
+  return tenantKeys.get(tenant) ?? remember(tenantKeys, tenant, Buffer.from(tenant));
 }
 
 /** The tenant a record is keyed by: the verified `tenant_id`, else `claimed_tenant_id`, else none. */
@@ -44,7 +65,7 @@ export function classifyLine(line: SourceLine): ClassifiedLine {
     return { kind: "dead-letter", reason: "not-json", error: (cause as Error).message };
   }
   let record: AuditRecord;
-  if (check.Check(value) && !hasSensitiveAttribute(value)) {
+  if (surelyValidRecord(value) && !hasSensitiveAttribute(value)) {
     record = value;
   } else {
     try {
@@ -53,10 +74,9 @@ export function classifyLine(line: SourceLine): ClassifiedLine {
       return { kind: "dead-letter", reason: "invalid-record", error: (cause as Error).message };
     }
   }
-  const key = tenantKey(record);
   return {
     kind: "record",
-    key: key === "" ? undefined : Buffer.from(key),
+    key: keyBytes(tenantKey(record)),
     timestamp: BigInt(Date.parse(record.time)),
   };
 }

@@ -38,6 +38,12 @@ export const AgentEnvSchema = Type.Object({
     default: 512 * KiB,
     description: "batch size",
   }),
+  SVC_AGENT_SEND_CONCURRENCY: integer({
+    minimum: 1,
+    maximum: 5,
+    default: 4,
+    description: "batches sent to Kafka at once (at most 5: the idempotent producer's limit)",
+  }),
   SVC_AGENT_LINGER_MS: integer({ minimum: 0, maximum: 10_000, default: 20, description: "batch age" }),
   SVC_AGENT_MAX_IN_FLIGHT_BYTES: integer({
     minimum: 4 * KiB,
@@ -79,6 +85,7 @@ export interface AgentConfig {
   checkpointFile: string | undefined;
   maxLineBytes: number;
   batchBytes: number;
+  sendConcurrency: number;
   lingerMs: number;
   maxInFlightBytes: number;
   pollMs: number;
@@ -147,6 +154,7 @@ export function parseAgentConfig(env: Record<string, string | undefined>): Agent
     checkpointFile: stdin ? undefined : parsed.SVC_AGENT_CHECKPOINT_FILE,
     maxLineBytes: parsed.SVC_AGENT_MAX_LINE_BYTES,
     batchBytes: parsed.SVC_AGENT_BATCH_BYTES,
+    sendConcurrency: parsed.SVC_AGENT_SEND_CONCURRENCY,
     lingerMs: parsed.SVC_AGENT_LINGER_MS,
     maxInFlightBytes: parsed.SVC_AGENT_MAX_IN_FLIGHT_BYTES,
     pollMs: parsed.SVC_AGENT_POLL_MS,

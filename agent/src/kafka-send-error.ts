@@ -28,6 +28,10 @@ export function canRetrySend(error: unknown): boolean {
     // The client reports a topic the broker does not know as a usage error; it may be created any moment (or be
     // recreated after a broker outage), so the batch waits for it like for a broker that is down.
     if (code === "PLT_KFK_USER" && leaf.message.startsWith("Unknown topic")) return true;
+    // With several batches in flight, one that failed makes the broker refuse the next ones' sequence numbers;
+    // the client takes a new producer id after an error, so sending them again succeeds (at least once).
+    const apiId = (leaf as { apiId?: unknown }).apiId;
+    if (apiId === "OUT_OF_ORDER_SEQUENCE_NUMBER" || apiId === "DUPLICATE_SEQUENCE_NUMBER") return true;
     if (typeof canRetry === "boolean") return canRetry;
     return typeof code !== "string" || !PERMANENT_CODES.has(code);
   });

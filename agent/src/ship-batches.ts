@@ -21,9 +21,17 @@ export interface OutboundLine {
   sourceBytes: number;
 }
 
+interface Batch {
+  lines: OutboundLine[];
+  bytes: number;
+  acked: boolean;
+}
+
 export interface ShipBatchesOptions {
   producer: Producer<Buffer, Buffer, Buffer, Buffer>;
   batchBytes: number;
+  /** Batches sent at once (each acknowledged separately; reported in reading order). */
+  concurrency: number;
   lingerMs: number;
   log: Logger;
   metrics: AgentMetrics;
@@ -34,10 +42,12 @@ export interface ShipBatchesOptions {
 }
 
 /**
- * Collects lines into batches (up to `batchBytes`, or `lingerMs` after the oldest one arrived) and sends one batch
- * at a time, in order, with the idempotent producer (acks from all in-sync replicas). A batch that fails is sent
- * again with backoff while the error's `canRetry` holds; lines stay counted in flight until acknowledged, which is
- * what bounds the reader's memory.
+ * Collects lines into batches (up to `batchBytes`, or `lingerMs` after the oldest one arrived) and sends up to
+ * `concurrency` batches at once with the idempotent producer (acks from all in-sync replicas). Acknowledgements
+ * are reported in reading order, so the checkpoint never passes a line Kafka has not acknowledged. A batch that
+ * fails is sent again with backoff while the error's `canRetry` holds (after a failure the client takes a new
+ * producer id, so a batch retried behind a later one may land after it: order within a tenant is kept except
+ * around a failure). Lines stay counted in flight until acknowledged, which bounds the reader's memory.
  */
 export class ShipBatches {
   readonly #options: ShipBatchesOptions;
@@ -47,11 +57,13 @@ export class ShipBatches {
   #sendingBytes = 0;
   #oldestAt = 0;
   #timer: ReturnType<typeof setTimeout> | undefined;
-  #pumping = false;
+  /** Batches sent and not yet reported acknowledged, in reading order. */
+  #sending: Batch[] = [];
   #paused = false;
   #flushing = false;
   #aborted = false;
-  #retrying = false;
+  /** Batches being sent again after a failure. */
+  #retrying = 0;
 
   constructor(options: ShipBatchesOptions) {
     this.#options = options;
@@ -64,7 +76,7 @@ export class ShipBatches {
 
   /** True while shipping is stopped (paused by a failing checkpoint) or a batch is being retried. */
   get stalled(): boolean {
-    return this.#paused || this.#retrying;
+    return this.#paused || this.#retrying > 0;
   }
 
   get paused(): boolean {
@@ -119,12 +131,10 @@ export class ShipBatches {
   }
 
   #schedule(): void {
-    if (this.#pumping) return;
     if (this.#ready()) {
       if (this.#timer !== undefined) clearTimeout(this.#timer);
       this.#timer = undefined;
-      this.#pumping = true;
-      void this.#pump();
+      while (this.#sending.length < this.#options.concurrency && this.#ready()) this.#start(this.#take());
       return;
     }
     if (this.#timer === undefined && this.#pending.length > 0 && !this.#paused && !this.#aborted) {
@@ -136,36 +146,39 @@ export class ShipBatches {
     }
   }
 
-  #take(): OutboundLine[] {
+  #take(): Batch {
     let bytes = 0;
     let count = 0;
     while (count < this.#pending.length && (count === 0 || bytes < this.#options.batchBytes)) {
       bytes += (this.#pending[count] as OutboundLine).sourceBytes;
       count += 1;
     }
-    const batch = this.#pending.splice(0, count);
+    const lines = this.#pending.splice(0, count);
     this.#pendingBytes -= bytes;
-    this.#sendingBytes = bytes;
+    this.#sendingBytes += bytes;
     if (this.#pending.length > 0) this.#oldestAt = Date.now();
-    return batch;
+    return { lines, bytes, acked: false };
   }
 
-  async #pump(): Promise<void> {
-    try {
-      while (this.#ready()) {
-        const batch = this.#take();
-        const sent = await this.#sendWithRetry(batch);
-        const bytes = this.#sendingBytes;
-        this.#sendingBytes = 0;
-        if (!sent) return;
-        this.#count(batch);
-        this.#options.onAcked(batch[batch.length - 1] as OutboundLine, bytes);
-        this.#changed.wake();
-      }
-    } finally {
-      this.#pumping = false;
-      if (!this.#aborted) this.#schedule();
+  #start(batch: Batch): void {
+    this.#sending.push(batch);
+    void this.#sendWithRetry(batch.lines).then((sent) => {
+      if (!sent) return;
+      batch.acked = true;
+      this.#settleInOrder();
+    });
+  }
+
+  /** Reports acknowledged batches in the order they were read: the checkpoint never passes an unacknowledged line. */
+  #settleInOrder(): void {
+    while (this.#sending[0]?.acked) {
+      const batch = this.#sending.shift() as Batch;
+      this.#sendingBytes -= batch.bytes;
+      this.#count(batch.lines);
+      this.#options.onAcked(batch.lines[batch.lines.length - 1] as OutboundLine, batch.bytes);
     }
+    this.#changed.wake();
+    if (!this.#aborted) this.#schedule();
   }
 
   #count(batch: OutboundLine[]): void {
@@ -184,32 +197,37 @@ export class ShipBatches {
   async #sendWithRetry(batch: OutboundLine[]): Promise<boolean> {
     const { producer, log, metrics } = this.#options;
     const messages = batch.map((line) => line.message);
-    for (let attempt = 0; ; attempt += 1) {
-      if (this.#aborted) return false;
-      try {
-        await producer.send({ messages });
-        if (this.#retrying) log.info({ attempt }, "Kafka acknowledged again; shipping resumed");
-        this.#retrying = false;
-        return true;
-      } catch (cause) {
-        const error = sendError(cause, messages[0]?.topic ?? "");
+    let retrying = false;
+    try {
+      for (let attempt = 0; ; attempt += 1) {
         if (this.#aborted) return false;
-        if (!error.canRetry) {
-          log.error({ err: error, code: error.code }, "Kafka refused a batch for good; shipping stops");
-          this.#aborted = true;
-          this.#changed.wake();
-          this.#options.onFatal(error);
-          return false;
+        try {
+          await producer.send({ messages });
+          if (retrying) log.info({ attempt }, "Kafka acknowledged again; shipping resumed");
+          return true;
+        } catch (cause) {
+          const error = sendError(cause, messages[0]?.topic ?? "");
+          if (this.#aborted) return false;
+          if (!error.canRetry) {
+            log.error({ err: error, code: error.code }, "Kafka refused a batch for good; shipping stops");
+            this.#aborted = true;
+            this.#changed.wake();
+            this.#options.onFatal(error);
+            return false;
+          }
+          if (!retrying) this.#retrying += 1;
+          retrying = true;
+          metrics.sendRetries.inc();
+          const delay = backoffMs(attempt);
+          log.warn(
+            { err: error, code: error.code, attempt, delayMs: delay, records: batch.length },
+            "send failed; retrying",
+          );
+          await this.#changed.wait(delay);
         }
-        this.#retrying = true;
-        metrics.sendRetries.inc();
-        const delay = backoffMs(attempt);
-        log.warn(
-          { err: error, code: error.code, attempt, delayMs: delay, records: batch.length },
-          "send failed; retrying",
-        );
-        await this.#changed.wait(delay);
       }
+    } finally {
+      if (retrying) this.#retrying -= 1;
     }
   }
 }
