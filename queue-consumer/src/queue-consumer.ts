@@ -156,7 +156,7 @@ export async function startConsumer(
       },
     );
     metrics.eventsIndexed.inc(indexed.inserted);
-    metrics.eventsDuplicate.inc(batch.events.length - indexed.inserted);
+    metrics.eventsDuplicate.inc(batch.records - batch.unindexable - indexed.inserted);
     metrics.unindexable.inc(batch.unindexable);
     await retryWithBackoff(`commit ${where}`, () => commitOffset(batch.topic, batch.partition, batch.lastOffset + 1n), {
       maxDelayMs: config.retryMaxMs,

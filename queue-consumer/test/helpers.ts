@@ -219,3 +219,9 @@ export async function indexedIds(sql: SQL, schema: string): Promise<Set<string>>
 export async function dropSchema(sql: SQL, schema: string): Promise<void> {
   await sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
 }
+
+/** The bytes of a GetObject answer. */
+export async function bodyOf(answer: { Body?: { transformToByteArray(): Promise<Uint8Array> } }): Promise<Buffer> {
+  if (!answer.Body) throw new Error("GetObject answered without a body");
+  return Buffer.from(await answer.Body.transformToByteArray());
+}

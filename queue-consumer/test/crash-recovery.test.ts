@@ -1,0 +1,113 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { waitFor } from "@svc/testkit";
+import { SQL } from "bun";
+import { ensureIndexSchema } from "../index.ts";
+import {
+  consumerEnv,
+  createTopic,
+  deleteTopic,
+  dropSchema,
+  indexFacts,
+  listVersions,
+  makeLines,
+  s3Client,
+  stackAddresses,
+  TestProducer,
+  testNames,
+} from "./helpers.ts";
+
+const MAIN = new URL("../src/main.ts", import.meta.url).pathname;
+const addresses = stackAddresses();
+const s3 = s3Client(addresses);
+const sql = new SQL({ url: addresses.pgUrl, max: 3 });
+const names = testNames("crash");
+const producer = new TestProducer(addresses.brokers);
+
+function spawnConsumer() {
+  return Bun.spawn([process.execPath, "run", MAIN], {
+    env: { ...process.env, ...consumerEnv(addresses, names) },
+    stdout: "ignore",
+    stderr: "inherit",
+  });
+}
+
+beforeAll(async () => {
+  await createTopic(addresses.brokers, names.topic, 6);
+  await ensureIndexSchema(sql, names.schema);
+});
+
+afterAll(async () => {
+  await producer.close();
+  await deleteTopic(addresses.brokers, names.topic);
+  await dropSchema(sql, names.schema);
+  await sql.close();
+  s3.destroy();
+});
+
+describe("kill -9 between PUT and offset commit", () => {
+  test("after a restart every id is indexed once, and the retried batch is a second version of the same key", async () => {
+    // The index transaction cannot finish while the test holds this lock: the consumer PUTs its objects, then waits
+    // inside its transaction, before any offset commit. That is where it is killed.
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let locked: () => void = () => {};
+    const lockTaken = new Promise<void>((resolve) => {
+      locked = resolve;
+    });
+    const lock = sql.begin(async (tx) => {
+      await tx`LOCK TABLE ${sql(`${names.schema}.marks`)} IN EXCLUSIVE MODE`;
+      locked();
+      await held;
+    });
+    await lockTaken;
+
+    const lines = makeLines(300);
+    const first = spawnConsumer();
+    let firstKeys: string[] = [];
+    try {
+      await producer.send(names.topic, lines);
+      firstKeys = await waitFor(
+        "objects PUT and their index transactions waiting on the lock",
+        async () => {
+          const versions = await listVersions(s3, "svc-audit", names.keyPrefix);
+          const [waiting] = await sql`
+            SELECT count(*)::int AS n FROM pg_locks
+            WHERE NOT granted AND relation = ${`"${names.schema}".marks`}::regclass`;
+          return versions.length > 0 && (waiting as { n: number }).n > 0 ? versions.map((v) => v.Key ?? "") : undefined;
+        },
+        { timeoutMs: 30_000, abort: () => (first.exitCode !== null ? new Error("consumer exited") : undefined) },
+      );
+    } finally {
+      first.kill("SIGKILL");
+      await first.exited;
+      release();
+      await lock;
+    }
+    expect(first.signalCode).toBe("SIGKILL");
+    // Nothing of the killed transactions stayed.
+    expect((await indexFacts(sql, names.schema)).events).toBe(0);
+
+    const second = spawnConsumer();
+    try {
+      await waitFor(
+        "every id indexed",
+        async () => {
+          const facts = await indexFacts(sql, names.schema);
+          return facts.distinctIds >= 300 ? facts : undefined;
+        },
+        { timeoutMs: 40_000, abort: () => (second.exitCode !== null ? new Error("consumer exited") : undefined) },
+      );
+      const facts = await indexFacts(sql, names.schema);
+      expect(facts).toMatchObject({ events: 300, distinctIds: 300, counted: 300 });
+      const versions = await listVersions(s3, "svc-audit", names.keyPrefix);
+      for (const key of new Set(firstKeys)) {
+        expect(versions.filter((v) => v.Key === key).length).toBeGreaterThanOrEqual(2);
+      }
+    } finally {
+      second.kill("SIGTERM");
+    }
+    expect(await second.exited).toBe(0);
+  });
+});

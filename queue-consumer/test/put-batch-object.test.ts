@@ -1,0 +1,112 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { gunzipSync } from "node:zlib";
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  GetObjectRetentionCommand,
+  HeadObjectCommand,
+  S3Client,
+} from "@aws-sdk/client-s3";
+import { hangUpListener, rejectionOf } from "@svc/testkit";
+import { PartitionBatch, putBatchObject, QueueConsumerError } from "../index.ts";
+import { bodyOf, listVersions, makeLines, s3Client, stackAddresses, testNames } from "./helpers.ts";
+
+const addresses = stackAddresses();
+const s3 = s3Client(addresses);
+const names = testNames("put");
+const settings = { bucket: "svc-audit", keyPrefix: names.keyPrefix, retentionDays: 2, compression: "none" as const };
+
+function sealed(count: number, firstOffset = 40n) {
+  const batch = new PartitionBatch("svc.audit.events.v1", 4);
+  makeLines(count).forEach((l, i) => {
+    batch.add(Buffer.from(l.line), firstOffset + BigInt(i), Date.parse("2026-11-23T08:30:00Z"), 1);
+  });
+  return batch.seal();
+}
+
+afterAll(() => s3.destroy());
+
+describe("putBatchObject", () => {
+  test("COMPLIANCE lock until now + retention days, CRC32C checksum sent, offsets in metadata; a version cannot be deleted", async () => {
+    const batch = sealed(5);
+    const before = Date.now();
+    const written = await putBatchObject(s3, settings, batch);
+    expect(written.key).toBe(
+      `${names.keyPrefix}v1/svc.audit.events.v1/dt=2026-11-23/hour=08/partition=004/00000000000000000040.jsonl`,
+    );
+    const head = await s3.send(
+      new HeadObjectCommand({
+        Bucket: "svc-audit",
+        Key: written.key,
+        VersionId: written.versionId,
+        ChecksumMode: "ENABLED",
+      }),
+    );
+    expect(head.ChecksumCRC32C).toBeString();
+    expect(head.ObjectLockMode).toBe("COMPLIANCE");
+    expect(head.Metadata).toMatchObject({ "first-offset": "40", "last-offset": "44", records: "5" });
+    expect(head.Metadata?.["min-time"]).toBe(batch.minTime);
+    const retention = await s3.send(
+      new GetObjectRetentionCommand({ Bucket: "svc-audit", Key: written.key, VersionId: written.versionId }),
+    );
+    expect(retention.Retention?.Mode).toBe("COMPLIANCE");
+    const until = retention.Retention?.RetainUntilDate?.getTime() ?? 0;
+    expect(Math.abs(until - (before + 2 * 86_400_000))).toBeLessThan(60_000);
+    const body = await s3.send(new GetObjectCommand({ Bucket: "svc-audit", Key: written.key }));
+    expect((await bodyOf(body)).equals(batch.body)).toBe(true);
+    await expect(
+      s3.send(new DeleteObjectCommand({ Bucket: "svc-audit", Key: written.key, VersionId: written.versionId })),
+    ).rejects.toThrow();
+    const still = await s3.send(
+      new HeadObjectCommand({ Bucket: "svc-audit", Key: written.key, VersionId: written.versionId }),
+    );
+    expect(still.VersionId).toBe(written.versionId);
+  });
+
+  test("the same batch written again lands on the same key as a second version", async () => {
+    const batch = sealed(3, 900n);
+    const first = await putBatchObject(s3, settings, batch);
+    const again = await putBatchObject(s3, settings, batch);
+    expect(again.key).toBe(first.key);
+    expect(again.versionId).not.toBe(first.versionId);
+    const versions = await listVersions(s3, "svc-audit", first.key);
+    expect(versions.map((v) => v.VersionId).sort()).toEqual([first.versionId, again.versionId].sort());
+  });
+
+  test("gzip: .jsonl.gz key, Content-Encoding gzip, the body gunzips to the JSONL", async () => {
+    const batch = sealed(4, 7000n);
+    const written = await putBatchObject(s3, { ...settings, compression: "gzip" }, batch);
+    expect(written.key).toEndWith("/00000000000000007000.jsonl.gz");
+    const object = await s3.send(new GetObjectCommand({ Bucket: "svc-audit", Key: written.key }));
+    expect(object.ContentEncoding).toBe("gzip");
+    const stored = await bodyOf(object);
+    // The SDK does not decode Content-Encoding: what is stored is the gzip.
+    expect(gunzipSync(stored).equals(batch.body)).toBe(true);
+  });
+
+  test("a bucket that does not exist cannot be retried; nothing answering can", async () => {
+    const missing = await rejectionOf(
+      putBatchObject(s3, { ...settings, bucket: "svc-no-such-bucket-qc" }, sealed(1)),
+      QueueConsumerError,
+    );
+    expect(missing.code).toBe("QUEUE_CONSUMER_PUT_FAILED");
+    expect(missing.canRetry).toBe(false);
+
+    const listener = hangUpListener();
+    const dead = new S3Client({
+      endpoint: listener.url,
+      region: "us-east-1",
+      credentials: { accessKeyId: "a", secretAccessKey: "b" },
+      forcePathStyle: true,
+      maxAttempts: 1,
+    });
+    try {
+      const down = await rejectionOf(putBatchObject(dead, settings, sealed(1)), QueueConsumerError);
+      expect(down.code).toBe("QUEUE_CONSUMER_PUT_FAILED");
+      expect(down.canRetry).toBe(true);
+    } finally {
+      dead.destroy();
+      listener.stop();
+    }
+  });
+});

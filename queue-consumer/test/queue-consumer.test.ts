@@ -1,0 +1,173 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { GetObjectCommand, GetObjectRetentionCommand, HeadObjectCommand } from "@aws-sdk/client-s3";
+import { Consumer } from "@platformatic/kafka";
+import { waitFor } from "@svc/testkit";
+import { SQL } from "bun";
+import { type BatchWritten, startConsumer } from "../index.ts";
+import {
+  bodyOf,
+  consumerConfig,
+  createTopic,
+  deleteTopic,
+  dropSchema,
+  indexFacts,
+  listVersions,
+  makeLines,
+  s3Client,
+  stackAddresses,
+  TestProducer,
+  testNames,
+} from "./helpers.ts";
+
+const addresses = stackAddresses();
+const s3 = s3Client(addresses);
+const sql = new SQL({ url: addresses.pgUrl, max: 2 });
+const names = testNames("loop");
+const producer = new TestProducer(addresses.brokers);
+
+async function committedOffsets(groupId: string, topic: string): Promise<bigint[]> {
+  const reader = new Consumer({ clientId: "qc-test-offsets", bootstrapBrokers: addresses.brokers.split(","), groupId });
+  try {
+    const offsets = await reader.listCommittedOffsets({ topics: [{ topic, partitions: [0, 1, 2, 3, 4, 5] }] });
+    return offsets.get(topic) ?? [];
+  } finally {
+    await reader.close(true);
+  }
+}
+
+beforeAll(async () => {
+  await createTopic(addresses.brokers, names.topic, 6);
+});
+
+afterAll(async () => {
+  await producer.close();
+  await deleteTopic(addresses.brokers, names.topic);
+  await dropSchema(sql, names.schema);
+  await sql.close();
+  s3.destroy();
+});
+
+describe("startConsumer", () => {
+  test("records → one Object-Locked JSONL object per partition batch, every id indexed and counted once, offsets committed", async () => {
+    const consumer = await startConsumer(consumerConfig(addresses, names, { SVC_AUDIT_METRICS_PORT: "0" }));
+    const batches: BatchWritten[] = [];
+    consumer.events.on("batch", (b) => batches.push(b));
+    try {
+      const lines = makeLines(600);
+      await producer.send(names.topic, lines);
+      // The agent shipped some records twice (a crash after Kafka acknowledged, before its checkpoint).
+      await producer.send(names.topic, lines.slice(100, 130));
+      await waitFor(
+        "630 records written",
+        async () => (batches.reduce((n, b) => n + b.records, 0) >= 630 ? true : undefined),
+        { timeoutMs: 30_000 },
+      );
+      const facts = await indexFacts(sql, names.schema);
+      expect(facts).toMatchObject({ events: 600, distinctIds: 600, counted: 600 });
+      expect(facts.objects).toBe(batches.length);
+      expect(batches.reduce((n, b) => n + b.inserted, 0)).toBe(600);
+
+      // Every object: its key, its body (lines in offset order, as produced), its metadata and its lock.
+      const produced = new Set(lines.map((l) => l.line));
+      const stored = await listVersions(s3, "svc-audit", names.keyPrefix);
+      expect(stored.length).toBe(batches.length);
+      for (const b of batches) {
+        expect(b.object.key).toMatch(
+          new RegExp(
+            `^${names.keyPrefix}v1/${names.topic.replaceAll(".", "\\.")}/dt=\\d{4}-\\d{2}-\\d{2}/hour=\\d{2}/partition=00${b.partition}/${String(b.firstOffset).padStart(20, "0")}\\.jsonl$`,
+          ),
+        );
+        const object = await s3.send(
+          new GetObjectCommand({ Bucket: "svc-audit", Key: b.object.key, VersionId: b.object.versionId }),
+        );
+        const body = (await bodyOf(object)).toString();
+        const bodyLines = body.split("\n");
+        expect(bodyLines.pop()).toBe("");
+        expect(bodyLines.length).toBe(Number(b.lastOffset - b.firstOffset) + 1);
+        for (const line of bodyLines) expect(produced.has(line)).toBe(true);
+        expect(object.Metadata).toMatchObject({
+          "first-offset": String(b.firstOffset),
+          "last-offset": String(b.lastOffset),
+          records: String(b.records),
+        });
+        const head = await s3.send(
+          new HeadObjectCommand({
+            Bucket: "svc-audit",
+            Key: b.object.key,
+            VersionId: b.object.versionId,
+            ChecksumMode: "ENABLED",
+          }),
+        );
+        expect(head.ChecksumCRC32C).toBeString();
+        const retention = await s3.send(
+          new GetObjectRetentionCommand({ Bucket: "svc-audit", Key: b.object.key, VersionId: b.object.versionId }),
+        );
+        expect(retention.Retention?.Mode).toBe("COMPLIANCE");
+      }
+
+      // Each event's byte range in its object is its own line.
+      const rows = (await sql`
+        SELECT e.id, e.byte_start::int AS s, e.byte_length AS l, o.key, o.version_id
+        FROM ${sql(`${names.schema}.events`)} e JOIN ${sql(`${names.schema}.objects`)} o USING (object_id)
+        ORDER BY random() LIMIT 5`) as { id: string; s: number; l: number; key: string; version_id: string }[];
+      for (const row of rows) {
+        const part = await s3.send(
+          new GetObjectCommand({
+            Bucket: "svc-audit",
+            Key: row.key,
+            VersionId: row.version_id,
+            Range: `bytes=${row.s}-${row.s + row.l - 1}`,
+          }),
+        );
+        expect(JSON.parse((await bodyOf(part)).toString()).id).toBe(row.id);
+      }
+
+      // Offsets are committed through the last record of every partition.
+      const ends = new Map<number, bigint>();
+      for (const b of batches) ends.set(b.partition, b.lastOffset + 1n);
+      const committed = await committedOffsets(names.groupId, names.topic);
+      for (const [partition, end] of ends) expect(committed[partition]).toBe(end);
+
+      const metrics = await (await fetch(`${consumer.metricsUrl}/metrics`)).text();
+      expect(metrics).toContain("svc_audit_writer_events_indexed_total 600");
+      expect(metrics).toContain("svc_audit_writer_events_duplicate_total 30");
+      const health = await fetch(`${consumer.metricsUrl}/health`);
+      expect(health.status).toBe(200);
+    } finally {
+      await consumer.stop();
+    }
+    expect(await consumer.done).toBeUndefined();
+  });
+
+  test("stop() writes the open batches and commits before leaving", async () => {
+    const own = { ...names, groupId: `${names.groupId}-stop`, keyPrefix: `${names.keyPrefix}stop/` };
+    const consumer = await startConsumer(consumerConfig(addresses, own, { SVC_AUDIT_BATCH_MAX_AGE_MS: "600000" }));
+    let read = 0;
+    try {
+      await waitFor(
+        "partitions assigned",
+        async () => (consumer.assignedPartitions().length === 6 ? true : undefined),
+        {
+          timeoutMs: 20_000,
+        },
+      );
+      // This group starts from the earliest offset: 630 records are already in the topic.
+      await waitFor(
+        "records read",
+        async () => {
+          read = (await consumer.metrics.recordsRead.get()).values[0]?.value ?? 0;
+          return read >= 630 ? true : undefined;
+        },
+        { timeoutMs: 20_000 },
+      );
+      expect(await listVersions(s3, "svc-audit", own.keyPrefix)).toEqual([]);
+    } finally {
+      await consumer.stop();
+    }
+    const versions = await listVersions(s3, "svc-audit", own.keyPrefix);
+    expect(versions.length).toBeGreaterThan(0);
+    const committed = await committedOffsets(own.groupId, names.topic);
+    const total = committed.reduce((n, o) => n + (o > 0n ? o : 0n), 0n);
+    expect(total).toBe(630n);
+  });
+});

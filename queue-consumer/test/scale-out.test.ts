@@ -1,0 +1,83 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { waitFor } from "@svc/testkit";
+import { SQL } from "bun";
+import { type BatchWritten, type QueueConsumer, startConsumer } from "../index.ts";
+import {
+  consumerConfig,
+  createTopic,
+  deleteTopic,
+  dropSchema,
+  indexFacts,
+  makeLines,
+  stackAddresses,
+  TestProducer,
+  testNames,
+} from "./helpers.ts";
+
+const addresses = stackAddresses();
+const sql = new SQL({ url: addresses.pgUrl, max: 2 });
+const names = testNames("scale");
+const producer = new TestProducer(addresses.brokers);
+const started: QueueConsumer[] = [];
+
+beforeAll(async () => {
+  await createTopic(addresses.brokers, names.topic, 6);
+});
+
+afterAll(async () => {
+  await Promise.allSettled(started.map((c) => c.stop()));
+  await producer.close();
+  await deleteTopic(addresses.brokers, names.topic);
+  await dropSchema(sql, names.schema);
+  await sql.close();
+});
+
+const partitionsOf = (consumer: QueueConsumer) => consumer.assignedPartitions();
+
+describe("two replicas in one group", () => {
+  test("split the 6 partitions; stopping one under load hands its partitions over and every id is indexed", async () => {
+    const config = consumerConfig(addresses, names);
+    const a = await startConsumer(config);
+    started.push(a);
+    await waitFor("a owns 6", async () => (partitionsOf(a).length === 6 ? true : undefined), { timeoutMs: 20_000 });
+    const b = await startConsumer(config);
+    started.push(b);
+    const split = await waitFor(
+      "the partitions split",
+      async () => {
+        const [pa, pb] = [partitionsOf(a), partitionsOf(b)];
+        return pa.length > 0 && pb.length > 0 && pa.length + pb.length === 6 ? { pa, pb } : undefined;
+      },
+      { timeoutMs: 30_000 },
+    );
+    expect([...split.pa, ...split.pb].sort()).toEqual([0, 1, 2, 3, 4, 5]);
+
+    const writtenByB: BatchWritten[] = [];
+    b.events.on("batch", (batch) => writtenByB.push(batch));
+    const lines = makeLines(4000, 60); // 60 tenants: every partition gets records
+    let sent = 0;
+    const sending = (async () => {
+      for (let i = 0; i < lines.length; i += 200) {
+        await producer.send(names.topic, lines.slice(i, i + 200));
+        sent = i + 200;
+        await Bun.sleep(50); // pacing the load, not synchronisation
+      }
+    })();
+    await waitFor("a third sent", async () => (sent >= 1200 ? true : undefined), { timeoutMs: 20_000 });
+    await a.stop();
+    await waitFor("b owns 6", async () => (partitionsOf(b).length === 6 ? true : undefined), { timeoutMs: 30_000 });
+    await sending;
+    const facts = await waitFor(
+      "every id indexed",
+      async () => {
+        const f = await indexFacts(sql, names.schema);
+        return f.distinctIds >= lines.length ? f : undefined;
+      },
+      { timeoutMs: 40_000 },
+    );
+    expect(facts).toMatchObject({ events: 4000, distinctIds: 4000, counted: 4000 });
+    // b wrote batches of partitions that were a's.
+    const handedOver = new Set(writtenByB.map((w) => w.partition).filter((p) => split.pa.includes(p)));
+    expect(handedOver.size).toBe(split.pa.length);
+  });
+});

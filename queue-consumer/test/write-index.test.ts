@@ -1,0 +1,113 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { rejectionOf } from "@svc/testkit";
+import { SQL } from "bun";
+import { ensureIndexSchema, PartitionBatch, QueueConsumerError, type SealedBatch, writeBatchIndex } from "../index.ts";
+import { dropSchema, indexFacts, recordLine, stackAddresses, testNames } from "./helpers.ts";
+
+const addresses = stackAddresses();
+const sql = new SQL({ url: addresses.pgUrl, max: 2 });
+const { schema } = testNames("index");
+
+function batchOf(lines: { id: string; time: string; principal?: string }[], firstOffset: bigint): SealedBatch {
+  const batch = new PartitionBatch("topic.x", 1);
+  lines.forEach((l, i) => {
+    const value = JSON.parse(recordLine(l.id, "tenant-a", l.time));
+    if (l.principal) value.principal_id = l.principal;
+    batch.add(Buffer.from(JSON.stringify(value)), firstOffset + BigInt(i), 0, 1);
+  });
+  return batch.seal();
+}
+
+const object = (version: string, bytes = 100) => ({
+  bucket: "svc-audit",
+  key: `k/${schema}`,
+  versionId: version,
+  bytes,
+  retainUntil: new Date(),
+});
+
+beforeAll(async () => {
+  await ensureIndexSchema(sql, schema);
+  await ensureIndexSchema(sql, schema); // twice: IF NOT EXISTS
+});
+
+afterAll(async () => {
+  await dropSchema(sql, schema);
+  await sql.close();
+});
+
+describe("writeBatchIndex", () => {
+  test("objects, events with byte ranges, minute counts and the mark, in one transaction", async () => {
+    const batch = batchOf(
+      [
+        { id: "e1", time: "2026-11-23T09:00:01Z", principal: "p1" },
+        { id: "e2", time: "2026-11-23T09:00:59.999Z", principal: "p1" },
+        { id: "e3", time: "2026-11-23T09:01:00Z", principal: "p2" },
+      ],
+      10n,
+    );
+    const result = await writeBatchIndex(sql, schema, batch, object("v1"));
+    expect(result.inserted).toBe(3);
+    const counts =
+      await sql`SELECT minute, principal_id, n::int AS n FROM ${sql(`${schema}.counts`)} ORDER BY minute, principal_id`;
+    expect(
+      counts.map((r: { minute: Date; principal_id: string; n: number }) => [
+        r.minute.toISOString(),
+        r.principal_id,
+        r.n,
+      ]),
+    ).toEqual([
+      ["2026-11-23T09:00:00.000Z", "p1", 2],
+      ["2026-11-23T09:01:00.000Z", "p2", 1],
+    ]);
+    const [e2] =
+      await sql`SELECT object_id::text AS object_id, byte_start::int AS s, byte_length AS l FROM ${sql(`${schema}.events`)} WHERE id = 'e2'`;
+    expect(BigInt(e2.object_id)).toBe(result.objectId);
+    expect(JSON.parse(batch.body.subarray(e2.s, e2.s + e2.l).toString()).id).toBe("e2");
+    const [mark] =
+      await sql`SELECT indexed_through::int AS t FROM ${sql(`${schema}.marks`)} WHERE topic = 'topic.x' AND partition = 1`;
+    expect(mark.t).toBe(12);
+  });
+
+  test("a retried batch (second version) and a duplicate shipped twice are indexed and counted once", async () => {
+    const again = batchOf(
+      [
+        { id: "e1", time: "2026-11-23T09:00:01Z", principal: "p1" },
+        { id: "e2", time: "2026-11-23T09:00:59.999Z", principal: "p1" },
+        { id: "e3", time: "2026-11-23T09:01:00Z", principal: "p2" },
+        { id: "e4", time: "2026-11-23T09:01:30Z", principal: "p2" },
+      ],
+      10n,
+    );
+    const result = await writeBatchIndex(sql, schema, again, object("v2"));
+    expect(result.inserted).toBe(1);
+    // The same object version indexed again (a transaction whose answer was lost) inserts nothing.
+    const replay = await writeBatchIndex(sql, schema, again, object("v2"));
+    expect(replay).toEqual({ objectId: result.objectId, inserted: 0 });
+    const facts = await indexFacts(sql, schema);
+    expect(facts).toEqual({ events: 4, distinctIds: 4, counted: 4, objects: 2 });
+    const [e1] =
+      await sql`SELECT o.version_id FROM ${sql(`${schema}.events`)} e JOIN ${sql(`${schema}.objects`)} o USING (object_id) WHERE e.id = 'e1'`;
+    expect(e1.version_id).toBe("v1");
+  });
+
+  test("the mark never goes back (a former owner finishing late)", async () => {
+    await writeBatchIndex(sql, schema, batchOf([{ id: "late", time: "2026-11-23T09:02:00Z" }], 5n), object("v3"));
+    const [mark] = await sql`SELECT indexed_through::int AS t FROM ${sql(`${schema}.marks`)} WHERE partition = 1`;
+    expect(mark.t).toBe(13);
+  });
+
+  test("a schema that does not exist fails for good (not retried)", async () => {
+    const error = await rejectionOf(
+      writeBatchIndex(sql, `${schema}_missing`, batchOf([{ id: "x", time: "2026-11-23T09:02:00Z" }], 1n), object("v")),
+      QueueConsumerError,
+    );
+    expect(error.code).toBe("QUEUE_CONSUMER_INDEX_FAILED");
+    expect(error.canRetry).toBe(false);
+  });
+
+  test("a bad schema name is refused before any SQL", async () => {
+    const error = await rejectionOf(ensureIndexSchema(sql, 'bad"name'), QueueConsumerError);
+    expect(error.code).toBe("QUEUE_CONSUMER_SCHEMA_FAILED");
+  });
+});
