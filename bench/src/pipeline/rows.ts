@@ -75,26 +75,26 @@ export function benchRows(results: BenchResults): BenchRow[] {
     met: within(e2eRate, 100_000, true),
   });
   rows.push({ section: "end to end", measure: "line written → object durable", ours: megabytesPerSecond(endToEnd) });
-  rows.push({
-    section: "end to end",
-    measure: "peak RSS agent / consumer",
-    ours: rss(endToEnd?.agentRss),
-    note: endToEnd ? `consumer ${(endToEnd.consumerRss / MiB).toFixed(0)} MiB` : undefined,
-  });
+  rows.push({ section: "end to end", measure: "peak RSS agent", ours: rss(endToEnd?.agentRss) });
+  rows.push({ section: "end to end", measure: "peak RSS consumer", ours: rss(endToEnd?.consumerRss) });
 
   const defaultAge = results.workload.batchAges[0];
   for (const run of results.latency) {
     const label = `${run.rate.toLocaleString("en-US")}/s, batch age ${run.batchMaxAgeMs / 1000} s`;
     const isGoalRate = run.rate === 10_000;
-    const lost = run.stored < run.records ? `${run.records - run.stored} not stored!` : undefined;
-    rows.push({ section: "latency", measure: `p50 line → durable, ${label}`, ours: ms(run.p50Ms), note: lost });
+    // Records not durable when the bench stopped waiting count as infinitely late: a percentile that falls among
+    // them has no value, and the row says how many there were.
+    const late = run.stored < run.records ? `${run.records - run.stored} not durable in time` : undefined;
+    const lag = run.writerMaxLagMs > 1_000 ? `writer lagged ${Math.round(run.writerMaxLagMs)} ms` : undefined;
+    const finite = (value: number | undefined) => (value === undefined || !Number.isFinite(value) ? undefined : value);
+    rows.push({ section: "latency", measure: `p50 line → durable, ${label}`, ours: ms(finite(run.p50Ms)), note: late });
     rows.push({
       section: "latency",
       measure: `p99 line → durable, ${label}`,
-      ours: ms(run.p99Ms),
+      ours: ms(finite(run.p99Ms)),
       goal: isGoalRate ? "≤ 10,000 ms at 10k/s" : undefined,
-      met: isGoalRate ? within(ms(run.p99Ms), 10_000) : undefined,
-      note: run.writerMaxLagMs > 1_000 ? `writer lagged ${Math.round(run.writerMaxLagMs)} ms` : undefined,
+      met: isGoalRate ? (finite(run.p99Ms) === undefined ? false : within(ms(run.p99Ms), 10_000)) : undefined,
+      note: [late, lag].filter((n) => n !== undefined).join(", ") || undefined,
     });
     const objects =
       run.objectsPerPartitionHour === undefined ? undefined : { value: run.objectsPerPartitionHour, unit: "obj/h" };
@@ -122,5 +122,5 @@ export function benchRows(results: BenchResults): BenchRow[] {
       });
     }
   }
-  return rows.filter((row) => row.ours || row.kcat || row.rsyslog);
+  return rows.filter((row) => row.ours || row.kcat || row.rsyslog || row.note);
 }

@@ -42,3 +42,10 @@ test("ratePerSecond", () => {
   expect(ratePerSecond(1_000_000, 4_000)).toBe(250_000);
   expect(ratePerSecond(10, 0)).toBe(0);
 });
+
+test("records never durable count as infinitely late", () => {
+  const h = histogramOf([10, 20, 30]);
+  h.set(Number.POSITIVE_INFINITY, 1);
+  expect(percentile(h, 50)).toBe(20);
+  expect(percentile(h, 99)).toBe(Number.POSITIVE_INFINITY);
+});

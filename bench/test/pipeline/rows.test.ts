@@ -1,0 +1,63 @@
+import { expect, test } from "bun:test";
+import type { BenchResults, LatencyFigures } from "../../src/pipeline/results.ts";
+import { benchRows } from "../../src/pipeline/rows.ts";
+
+const workload: BenchResults["workload"] = {
+  records: 1_000,
+  bytes: 400_000,
+  recordBytes: 400,
+  partitions: 6,
+  rates: [10_000],
+  seconds: 10,
+  batchAges: [9_000, 10_000],
+  machine: { cpus: 2, memoryGiB: 8 },
+};
+const latency = (over: Partial<LatencyFigures>): LatencyFigures => ({
+  rate: 10_000,
+  batchMaxAgeMs: 9_000,
+  records: 100_000,
+  stored: 100_000,
+  p50Ms: 4_000,
+  p99Ms: 9_500,
+  maxMs: 9_900,
+  objectsPerPartitionHour: 380,
+  agentRss: 50 * 2 ** 20,
+  consumerRss: 100 * 2 ** 20,
+  writerMaxLagMs: 5,
+  ...over,
+});
+
+test("rows compare the agent with kcat -P and rsyslog, and the consumer with kcat -C", () => {
+  const rows = benchRows({
+    startedAt: "",
+    workload,
+    kcatProduce: { records: 1_000, bytes: 400_000, ms: 10, peakRss: 1 },
+    rsyslog: { records: 1_000, bytes: 400_000, ms: 20, peakRss: 1 },
+    agent: { records: 1_000, bytes: 400_000, ms: 15, peakRss: 1 },
+    kcatConsume: { records: 1_000, bytes: 400_000, ms: 10, peakRss: 1 },
+    consumer: { records: 1_000, bytes: 400_000, ms: 25, peakRss: 1 },
+    latency: [],
+    skipped: [],
+  });
+  const agent = rows.find((r) => r.section === "agent" && r.goal);
+  expect(agent?.ours?.value).toBeCloseTo(66_666.7, 0);
+  expect(agent?.met).toBe(true); // 67 % of kcat, above rsyslog's 50k
+  const consumer = rows.find((r) => r.section === "consumer" && r.goal);
+  expect(consumer?.met).toBe(false); // 40 % of kcat -C
+});
+
+test("latency rows: the 10k/s goals, and records never durable make p99 unknown and the goal missed", () => {
+  const ok = benchRows({ startedAt: "", workload, latency: [latency({})], skipped: [] });
+  expect(ok.find((r) => r.measure.startsWith("p99"))?.met).toBe(true);
+  expect(ok.find((r) => r.section === "objects")?.met).toBe(false); // 380 > 360
+  const late = benchRows({
+    startedAt: "",
+    workload,
+    latency: [latency({ stored: 98_000, p99Ms: Number.POSITIVE_INFINITY })],
+    skipped: [],
+  });
+  const p99 = late.find((r) => r.measure.startsWith("p99"));
+  expect(p99?.ours).toBeUndefined();
+  expect(p99?.met).toBe(false);
+  expect(p99?.note).toContain("2000 not durable in time");
+});
