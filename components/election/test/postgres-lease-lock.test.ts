@@ -1,0 +1,87 @@
+import { afterAll, expect, test } from "bun:test";
+import { waitFor } from "@svc/common";
+import { randomName, stackEnv } from "@svc/testkit";
+import { SQL } from "bun";
+import { type ElectionEvent, LeaseElector, PostgresLeaseLock } from "../index.ts";
+
+const url = stackEnv().postgresUrl;
+const table = randomName("t_election").replaceAll("-", "_");
+const sql = new SQL(url);
+afterAll(async () => {
+  await sql.unsafe(`DROP TABLE IF EXISTS ${table}`);
+  await sql.close();
+});
+
+const timings = { leaseDurationSeconds: 2, renewDeadlineSeconds: 1.5, retryPeriodSeconds: 0.25 };
+
+function replica(name: string, identity: string) {
+  const events: ElectionEvent[] = [];
+  const lock = new PostgresLeaseLock({
+    url,
+    table,
+    name,
+    identity,
+    leaseDurationSeconds: timings.leaseDurationSeconds,
+  });
+  const elector = new LeaseElector({ backend: "postgres", identity, lock, timings });
+  elector.subscribe((event) => events.push(event));
+  return { elector, events };
+}
+
+const row = async (name: string) => {
+  const [r] = await sql.unsafe(`SELECT holder, epoch FROM ${table} WHERE name = $1`, [name]);
+  return r as { holder: string | null; epoch: string } | undefined;
+};
+
+test("two replicas started at once (the table created by both): one leads, the row names it, epoch is its term", async () => {
+  const a = replica("orchestrator", "pod-a");
+  const b = replica("orchestrator", "pod-b");
+  await Promise.all([a.elector.start(), b.elector.start()]);
+  try {
+    const leaders = [a, b].filter((r) => r.elector.isServing());
+    expect(leaders).toHaveLength(1);
+    const stored = await row("orchestrator");
+    expect(stored?.holder).toBe(leaders[0]?.elector.identity ?? "none");
+    expect(leaders[0]?.elector.currentTerm()).toBe(Number(stored?.epoch));
+  } finally {
+    await Promise.all([a.elector.stop(), b.elector.stop()]);
+  }
+});
+
+test("graceful stop clears the holder and the follower leads with the next epoch", async () => {
+  const a = replica("release", "pod-a");
+  await a.elector.start();
+  const b = replica("release", "pod-b");
+  await b.elector.start();
+  try {
+    const term = a.elector.currentTerm() ?? 0;
+    expect(b.elector.snapshot()).toMatchObject({ role: "follower", holder: "pod-a" });
+    await a.elector.stop();
+    await waitFor("pod-b to lead", async () => (b.elector.isServing() ? true : undefined), {
+      timeoutMs: 5000,
+      intervalMs: 20,
+    });
+    expect(b.elector.currentTerm()).toBe(term + 1);
+  } finally {
+    await Promise.all([a.elector.stop(), b.elector.stop()]);
+  }
+});
+
+test("a holder that stops renewing (crash) is taken over once the database clock says its lease expired", async () => {
+  const a = replica("crash", "pod-a");
+  await a.elector.start();
+  const b = replica("crash", "pod-b");
+  await b.elector.start();
+  try {
+    expect(b.elector.isServing()).toBe(false);
+    (a.elector as unknown as { stopped: boolean }).stopped = true;
+    await waitFor("pod-b to lead", async () => (b.elector.isServing() ? true : undefined), {
+      timeoutMs: 8000,
+      intervalMs: 20,
+    });
+    expect((await row("crash"))?.holder).toBe("pod-b");
+    expect(b.events.map((e) => e.type)).toContain("became-leader");
+  } finally {
+    await b.elector.stop();
+  }
+});
