@@ -9,6 +9,8 @@ export type {
   LeadershipSnapshot,
 } from "./src/elector.ts";
 export { ELECTION_ERROR_CODES, ElectionError, type ElectionErrorCode } from "./src/errors.ts";
+export { followerStatus, guardService, isExemptPath } from "./src/follower-guard.ts";
+export { healthSource } from "./src/health-source.ts";
 export { K8sLeaseLock, type K8sLeaseLockOptions } from "./src/k8s-lease-lock.ts";
 export { LeaseElector, type LeaseElectorOptions } from "./src/lease-elector.ts";
 export type { LeaseAttempt, LeaseLock } from "./src/lease-lock.ts";

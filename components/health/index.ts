@@ -1,2 +1,3 @@
 export { type EndpointDiagnostics, healthRoutes } from "./src/health-routes.ts";
-export { type HealthRole, type HealthSnapshot, HealthState } from "./src/health-state.ts";
+export { DEFAULT_HEALTH_PORT, type HealthServer, serveHealth } from "./src/health-server.ts";
+export { type HealthRole, type HealthSnapshot, HealthState, type RoleSource } from "./src/health-state.ts";
