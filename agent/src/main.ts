@@ -1,5 +1,3 @@
-import pino from "pino";
-import { startAgent } from "./agent.ts";
 import { parseAgentConfig } from "./config.ts";
 
 // Wiring only: config → agent (Kafka producer, source, metrics) → signal handling.
@@ -11,6 +9,9 @@ try {
   process.exit(2);
 }
 
+// Loaded after the settings are checked: a bad setting is reported without loading the Kafka client.
+const { default: pino } = await import("pino");
+const { startAgent } = await import("./agent.ts");
 const logger = pino({ level: config.logLevel, base: { component: "audit-logagent", pid: process.pid } });
 let agent: Awaited<ReturnType<typeof startAgent>>;
 try {
