@@ -12,6 +12,7 @@ export { ELECTION_ERROR_CODES, ElectionError, type ElectionErrorCode } from "./s
 export { followerStatus, guardService, isExemptPath } from "./src/follower-guard.ts";
 export { healthSource } from "./src/health-source.ts";
 export { K8sLeaseLock, type K8sLeaseLockOptions } from "./src/k8s-lease-lock.ts";
+export { keepLeaderLabel, type LeaderLabelOptions, leaderLabelOf } from "./src/leader-label.ts";
 export { LeaseElector, type LeaseElectorOptions } from "./src/lease-elector.ts";
 export type { LeaseAttempt, LeaseLock } from "./src/lease-lock.ts";
 export { FAST_LEASE, type LeaseTimings, SLOW_LEASE, validateLeaseTimings } from "./src/lease-timings.ts";
