@@ -48,7 +48,7 @@ export const QueueConsumerEnvSchema = Type.Object({
   SVC_AUDIT_BATCH_MAX_BYTES: integer({
     minimum: 1 * KiB,
     maximum: 1024 * MiB,
-    default: 32 * MiB,
+    default: 8 * MiB,
     description: "batch size",
   }),
   SVC_AUDIT_BATCH_MAX_RECORDS: integer({

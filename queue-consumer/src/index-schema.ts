@@ -39,7 +39,7 @@ export function indexSchemaDdl(schema: string): string[] {
     `CREATE TABLE IF NOT EXISTS ${t("events")} (
        id text PRIMARY KEY, tenant_id text NOT NULL, time timestamptz NOT NULL, principal_id text NOT NULL,
        action text NOT NULL, result text NOT NULL, resource text NOT NULL,
-       object_id bigint NOT NULL REFERENCES ${t("objects")}, byte_start bigint NOT NULL, byte_length int NOT NULL)`,
+       object_id bigint NOT NULL, byte_start bigint NOT NULL, byte_length int NOT NULL)`,
     `CREATE INDEX IF NOT EXISTS events_tenant_time ON ${t("events")} (tenant_id, time, id)`,
     `CREATE INDEX IF NOT EXISTS events_tenant_principal_time ON ${t("events")} (tenant_id, principal_id, time, id)`,
     `CREATE TABLE IF NOT EXISTS ${t("counts")} (

@@ -41,8 +41,15 @@ export interface SealedBatch {
  * since the first record is reached (docs/audit-storage.md, "Objects"). Index fields are read as each record
  * arrives, so sealing only concatenates.
  */
+/** Size of the chunks a batch copies its lines into (a line longer than this gets a chunk of its own). */
+const CHUNK_BYTES = 1024 * 1024;
+
 export class PartitionBatch {
-  private readonly values: Buffer[] = [];
+  /** The JSONL so far, copied out of Kafka's fetch buffers so that those are freed at once. */
+  private readonly chunks: Buffer[] = [];
+  private chunk: Buffer | undefined;
+  private chunkUsed = 0;
+  private count = 0;
   private readonly events: IndexedEvent[] = [];
   private readonly ids = new Set<string>();
   private unindexable = 0;
@@ -64,11 +71,11 @@ export class PartitionBatch {
   ) {}
 
   get size(): number {
-    return this.values.length;
+    return this.count;
   }
 
   add(value: Buffer, offset: bigint, timestampMs: number, now: number): void {
-    if (this.values.length === 0) {
+    if (this.count === 0) {
       this.openedAt = now;
       this.firstOffset = offset;
       this.firstTimestampMs = timestampMs;
@@ -83,27 +90,31 @@ export class PartitionBatch {
       if (fields.timeMs < this.minMs) [this.minMs, this.minTime] = [fields.timeMs, fields.time];
       if (fields.timeMs > this.maxMs) [this.maxMs, this.maxTime] = [fields.timeMs, fields.time];
     }
-    this.values.push(value);
-    this.bytes += value.length + 1;
+    const need = value.length + 1;
+    if (this.chunk === undefined || this.chunk.length - this.chunkUsed < need) {
+      if (this.chunk !== undefined) this.chunks.push(this.chunk.subarray(0, this.chunkUsed));
+      this.chunk = Buffer.allocUnsafeSlow(Math.max(CHUNK_BYTES, need));
+      this.chunkUsed = 0;
+    }
+    this.chunkUsed += value.copy(this.chunk, this.chunkUsed);
+    this.chunk[this.chunkUsed++] = 0x0a;
+    this.count += 1;
+    this.bytes += need;
   }
 
   /** Whether size or count closes the batch (age is checked by the caller's timer). */
   isFull(limits: { maxBytes: number; maxRecords: number }): boolean {
-    return this.bytes >= limits.maxBytes || this.values.length >= limits.maxRecords;
+    return this.bytes >= limits.maxBytes || this.count >= limits.maxRecords;
   }
 
   isDue(maxAgeMs: number, now: number): boolean {
-    return this.values.length > 0 && now - this.openedAt >= maxAgeMs;
+    return this.count > 0 && now - this.openedAt >= maxAgeMs;
   }
 
   seal(): SealedBatch {
-    if (this.values.length === 0) throw new Error("an empty batch cannot be sealed");
-    const body = Buffer.allocUnsafe(this.bytes);
-    let position = 0;
-    for (const value of this.values) {
-      position += value.copy(body, position);
-      body[position++] = 0x0a;
-    }
+    if (this.count === 0 || this.chunk === undefined) throw new Error("an empty batch cannot be sealed");
+    const last = this.chunk.subarray(0, this.chunkUsed);
+    const body = this.chunks.length === 0 ? last : Buffer.concat([...this.chunks, last], this.bytes);
     return {
       topic: this.topic,
       partition: this.partition,
@@ -113,7 +124,7 @@ export class PartitionBatch {
       body,
       events: this.events,
       unindexable: this.unindexable,
-      records: this.values.length,
+      records: this.count,
       minTime: this.minTime,
       maxTime: this.maxTime,
       openedAt: this.openedAt,

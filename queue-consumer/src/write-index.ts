@@ -1,7 +1,10 @@
 import type { SQL } from "bun";
 import { QueueConsumerError } from "./errors.ts";
-import type { SealedBatch } from "./partition-batch.ts";
+import type { IndexedEvent, SealedBatch } from "./partition-batch.ts";
 import type { WrittenObject } from "./put-batch-object.ts";
+
+/** Events per INSERT statement: one huge statement grows slower than linearly (its CTEs spill to disk). */
+const EVENTS_PER_STATEMENT = 10_000;
 
 export interface IndexedBatch {
   objectId: bigint;
@@ -37,7 +40,6 @@ export async function writeBatchIndex(
 ): Promise<IndexedBatch> {
   const table = (name: string) => sql(`${schema}.${name}`);
   const events = batch.events;
-  const column = <K extends keyof (typeof events)[number]>(key: K) => events.map((event) => event[key]);
   try {
     return await sql.begin(async (tx) => {
       const [row] = await tx`
@@ -50,7 +52,9 @@ export async function writeBatchIndex(
         RETURNING object_id::text AS object_id`;
       const objectId = BigInt((row as { object_id: string }).object_id);
       let inserted = 0;
-      if (events.length > 0) {
+      for (let start = 0; start < events.length; start += EVENTS_PER_STATEMENT) {
+        const chunk = events.slice(start, start + EVENTS_PER_STATEMENT);
+        const column = <K extends keyof IndexedEvent>(key: K) => chunk.map((event) => event[key]);
         const [counted] = await tx`
           WITH input AS (
             SELECT * FROM unnest(${sql.array(column("id"), "TEXT")}, ${sql.array(column("tenant_id"), "TEXT")},
@@ -76,7 +80,7 @@ export async function writeBatchIndex(
             RETURNING 1
           )
           SELECT (SELECT count(*) FROM inserted)::int AS inserted, (SELECT count(*) FROM rolled)::int AS rolled`;
-        inserted = (counted as { inserted: number }).inserted;
+        inserted += (counted as { inserted: number }).inserted;
       }
       await tx`
         INSERT INTO ${table("marks")} AS m (topic, partition, indexed_through)
