@@ -141,6 +141,7 @@ export class TailFile implements LineSource {
   /** The current file is a copytruncate copy: at its end, the path is read from 0. */
   #readingCopy = false;
   #verifiedAt = 0;
+  readonly #scratch = Buffer.allocUnsafeSlow(READ_CHUNK);
 
   private constructor(path: string, current: OpenFile | undefined, options: TailFileOptions) {
     this.name = path;
@@ -173,15 +174,23 @@ export class TailFile implements LineSource {
       const truncated = await this.#checkTruncated(current);
       if (truncated) return truncated;
     }
-    const bytes = Buffer.allocUnsafe(Math.max(1, Math.min(maxBytes, READ_CHUNK)));
+    const bytes = this.#scratch;
     let bytesRead: number;
     try {
-      ({ bytesRead } = await current.handle.read(bytes, 0, bytes.length, current.position));
+      ({ bytesRead } = await current.handle.read(
+        bytes,
+        0,
+        Math.max(1, Math.min(maxBytes, READ_CHUNK)),
+        current.position,
+      ));
     } catch (cause) {
       throw unreadable(this.name, cause);
     }
     if (bytesRead > 0) {
-      const data = bytes.subarray(0, bytesRead);
+      // Copied out of the reused read buffer: lines keep exactly their bytes alive until Kafka acknowledged them,
+      // not a whole read buffer per short read at the file's end.
+      const data = Buffer.allocUnsafeSlow(bytesRead);
+      bytes.copy(data, 0, 0, bytesRead);
       const start = current.position;
       current.position += bytesRead;
       current.file.noteRead(start, data);
