@@ -77,7 +77,11 @@ try {
     ...extraEnv,
   });
   const c0 = performance.now();
-  const child = Bun.spawn([process.execPath, "run", main], { env: { ...process.env, ...env }, stderr: "inherit" });
+  const runFlags = process.env.MEASURE_BUN_FLAGS ? process.env.MEASURE_BUN_FLAGS.split(" ") : [];
+  const child = Bun.spawn([process.execPath, ...runFlags, "run", main], {
+    env: { ...process.env, ...env },
+    stderr: "inherit",
+  });
   const offsets = new Consumer({ clientId: "qc-measure-offsets", bootstrapBrokers: brokers, groupId: names.groupId });
   let peakRss = 0;
   for (;;) {

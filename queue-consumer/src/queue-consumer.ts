@@ -167,6 +167,9 @@ export async function startConsumer(
       },
     });
     metrics.commits.inc();
+    // A batch leaves megabytes of garbage (fetch buffers, parsed records, SQL arrays); JSC collects it late unless
+    // asked, and RSS would grow several times beyond the buffered bytes.
+    Bun.gc(false);
     events.emit("batch", {
       topic: batch.topic,
       partition: batch.partition,
@@ -240,6 +243,8 @@ export async function startConsumer(
     if (!paused && buffered > config.maxBufferedBytes) {
       paused = true;
       current.stream.pause();
+      // Write what is held now: waiting for the batches to fill or age would stall a paused consumer.
+      for (const open of writers.values()) open.seal();
       logger.debug({ buffered }, "fetching paused: buffer full");
     }
   };
@@ -273,7 +278,8 @@ export async function startConsumer(
       rebalanceTimeout: config.sessionTimeoutMs,
       heartbeatInterval: Math.max(500, Math.floor(config.sessionTimeoutMs / 10)),
       maxWaitTime: 500,
-      maxBytes: 16 * 1024 * 1024,
+      // A fetch answer is pushed whole into the stream, paused or not: a small one keeps memory bounded.
+      maxBytes: 4 * 1024 * 1024,
       retries: true,
       retryDelay: 500,
     });

@@ -46,18 +46,19 @@ describeWithServers("queue-consumer with a private MinIO (stopped and started ag
     await server?.remove();
   }, 120_000);
 
-  async function consumerFor(purpose: string) {
+  async function consumerFor(purpose: string, extra: Record<string, string> = {}) {
     const names = testNames(purpose);
     schemas.push(names.schema);
     topics.push(names.topic);
     await createTopic(addresses.brokers, names.topic, 6);
-    const consumer = await startConsumer(consumerConfig(addresses, names, { SVC_AUDIT_LOG_LEVEL: "error" }));
+    const consumer = await startConsumer(consumerConfig(addresses, names, { SVC_AUDIT_LOG_LEVEL: "error", ...extra }));
     consumers.push(consumer);
     return { names, consumer };
   }
 
   test("MinIO stopped and restarted while records flow: nothing committed while it is down, nothing lost", async () => {
-    const { names, consumer } = await consumerFor("minio");
+    // Small batches: 64 KiB, so 256 KiB buffered pauses fetching while S3 is down.
+    const { names, consumer } = await consumerFor("minio", { SVC_AUDIT_BATCH_MAX_BYTES: "65536" });
     const batches: BatchWritten[] = [];
     consumer.events.on("batch", (b) => batches.push(b));
     let putRetries = 0;
@@ -73,6 +74,17 @@ describeWithServers("queue-consumer with a private MinIO (stopped and started ag
     await waitFor("PUTs failing", async () => (putRetries >= 3 ? true : undefined), { timeoutMs: 30_000 });
     const durableWhileDown = batches.length;
     await sending;
+    // Memory stays bounded: fetching paused, the buffer near its cap (one fetch answer may overshoot it).
+    await waitFor(
+      "fetching paused",
+      async () =>
+        (await consumer.metrics.registry.getSingleMetric("svc_audit_writer_fetch_paused")?.get())?.values[0]?.value ===
+        1
+          ? true
+          : undefined,
+      { timeoutMs: 30_000 },
+    );
+    expect(consumer.bufferedBytes()).toBeLessThan(256 * 1024 + 4 * 1024 * 1024);
     await waitFor("more PUTs failing", async () => (putRetries >= 12 ? true : undefined), { timeoutMs: 30_000 });
     // While S3 is down no batch completes, so no offset is committed.
     expect(batches.length).toBe(durableWhileDown);
