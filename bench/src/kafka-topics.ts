@@ -33,17 +33,27 @@ export class BenchTopics {
     return Number(sum);
   }
 
-  /** Deletes every topic this run created (best effort: a failure is reported, not thrown). */
+  /**
+   * Deletes every topic this run created, one request per topic (one slow deletion does not fail the others), then
+   * lists the broker's topics (for up to 15 s): only a topic still there is reported as a failure (best effort, never thrown).
+   */
   async cleanup(): Promise<string[]> {
-    const failures: string[] = [];
     const names = [...this.created];
-    if (names.length > 0) {
-      try {
-        await this.admin.deleteTopics({ topics: names });
-        this.created.clear();
-      } catch (error) {
-        failures.push(`delete topics ${names.join(", ")}: ${(error as Error).message}`);
+    await Promise.allSettled(names.map((name) => this.admin.deleteTopics({ topics: [name] })));
+    const failures: string[] = [];
+    try {
+      // Deletion is asynchronous on the broker: a topic may be listed for a moment after the answer.
+      let remaining = names;
+      const deadline = Date.now() + 15_000;
+      while (remaining.length > 0 && Date.now() < deadline) {
+        await Bun.sleep(250);
+        const left = new Set(await this.admin.listTopics());
+        remaining = remaining.filter((name) => left.has(name));
       }
+      if (remaining.length > 0) failures.push(`topics not deleted: ${remaining.join(", ")}`);
+      this.created.clear();
+    } catch (error) {
+      failures.push(`could not list topics to check their deletion: ${(error as Error).message}`);
     }
     await this.admin.close().catch(() => undefined);
     return failures;
