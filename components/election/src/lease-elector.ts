@@ -19,8 +19,8 @@ const ms = (seconds: number) => Math.round(seconds * 1000);
 
 /**
  * client-go's leaderelection loop over a `LeaseLock`:
- * - a follower tries every retry period (jittered by up to 20 %), and also right when the holder's lease expires
- *   by the lock's rule, so it does not wait for its next jittered retry;
+ * - a follower tries every 0.5 to 0.9 retry periods (client-go: 1 to 2.2), and also right when the holder's lease
+ *   expires by the lock's rule, so neither a release nor an expiry waits for a late jittered retry;
  * - the leader renews every retry period; its renew deadline runs from the moment it SENT its last successful
  *   renewal (on the monotonic clock), so it stops before any follower can see the lease as expired. When the
  *   deadline passes, leadership ends at once (the timer fires and `isServing()` checks the deadline itself, so a
@@ -163,7 +163,9 @@ export class LeaseElector implements Elector {
 
   private nextDelay(result: LeaseAttempt | undefined): number {
     if (this.leading) return this.retryMs;
-    const jittered = this.retryMs * (1 + 0.2 * this.random());
+    // client-go waits 1 to 2.2 retry periods; a follower here polls every 0.5 to 0.9 of one (a GET each), so a
+    // released Lease is taken within a retry period, and two followers still spread their attempts.
+    const jittered = this.retryMs * (0.5 + 0.4 * this.random());
     const expiresIn = result?.expiresInMs;
     if (expiresIn === undefined) return jittered;
     return Math.min(jittered, Math.max(0, expiresIn) + 5);
