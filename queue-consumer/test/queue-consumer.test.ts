@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { GetObjectCommand, GetObjectRetentionCommand, HeadObjectCommand } from "@aws-sdk/client-s3";
 import { Consumer } from "@platformatic/kafka";
-import { waitFor } from "@svc/testkit";
+import { rejectionOf, waitFor } from "@svc/testkit";
 import { SQL } from "bun";
-import { type BatchWritten, startConsumer } from "../index.ts";
+import { type BatchWritten, QueueConsumerError, startConsumer } from "../index.ts";
 import {
   bodyOf,
   consumerConfig,
@@ -169,5 +169,19 @@ describe("startConsumer", () => {
     const committed = await committedOffsets(own.groupId, names.topic);
     const total = committed.reduce((n, o) => n + (o > 0n ? o : 0n), 0n);
     expect(total).toBe(630n);
+  });
+  test("a batch that can never be written stops the consumer and commits nothing", async () => {
+    const own = { ...names, groupId: `${names.groupId}-fail`, keyPrefix: `${names.keyPrefix}fail/` };
+    const consumer = await startConsumer(
+      consumerConfig(addresses, own, { SVC_AUDIT_BUCKET: "svc-no-such-bucket-qc", SVC_AUDIT_LOG_LEVEL: "silent" }),
+    );
+    await producer.send(names.topic, makeLines(10));
+    const error = await rejectionOf(consumer.done, QueueConsumerError);
+    expect(error.code).toBe("QUEUE_CONSUMER_PUT_FAILED");
+    expect(error.canRetry).toBe(false);
+    const committed = await committedOffsets(own.groupId, names.topic);
+    expect(committed.length).toBe(6);
+    expect(committed.every((offset) => offset < 0n)).toBe(true);
+    await consumer.stop();
   });
 });
