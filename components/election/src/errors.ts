@@ -6,7 +6,6 @@ export const ELECTION_ERROR_CODES = [
   "ELECTION_CONFIG_INVALID",
   "ELECTION_REQUEST_TIMEOUT",
   "ELECTION_LOCK_FAILED",
-  "ELECTION_ALREADY_STARTED",
 ] as const;
 
 export type ElectionErrorCode = (typeof ELECTION_ERROR_CODES)[number];

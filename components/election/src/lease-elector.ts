@@ -182,11 +182,12 @@ export class LeaseElector implements Elector {
       if (result?.leader) {
         this.lastRenewSentAt = sentAt;
         this.armDeadline();
-      } else if (result) {
-        // Someone else holds it (or our write conflicted): never keep serving on a lease we cannot prove.
+      } else if (result && result.holder !== this.identity) {
+        // Someone else holds it: never keep serving on a lease we cannot prove.
         this.endLeadership(`lock held by ${result.holder ?? "nobody"}`, false);
       }
-      // A failed attempt: keep trying until the deadline timer ends the leadership.
+      // A failed attempt, or a conflict on a record that still names us (an earlier renewal that timed out here
+      // but was applied): keep trying, as client-go does, until the deadline timer ends the leadership.
       return;
     }
     if (result?.leader && result.term !== undefined) {

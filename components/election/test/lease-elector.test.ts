@@ -77,3 +77,24 @@ test("a lock that reports another holder ends the leadership at once", async () 
   expect(events.map((e) => e.type)).toEqual(["became-leader", "new-leader-observed", "lost-leadership"]);
   expect(elector.snapshot()).toMatchObject({ holder: "other", role: "follower" });
 });
+
+test("a renewal conflict on a record that still names this replica is retried, not a loss", async () => {
+  let calls = 0;
+  const lock: LeaseLock = {
+    description: "scripted",
+    async tryAcquireOrRenew() {
+      calls++;
+      if (calls === 2) return { leader: false, holder: "me", term: 1 };
+      return { leader: true, holder: "me", term: 1 };
+    },
+    async release() {},
+  };
+  const elector = new LeaseElector({ backend: "k8s-lease", identity: "me", lock, timings });
+  const events: ElectionEvent[] = [];
+  elector.subscribe((event) => events.push(event));
+  await elector.start();
+  await waitFor("two more renewals", async () => (calls >= 4 ? true : undefined), { timeoutMs: 3000, intervalMs: 10 });
+  expect(elector.isServing()).toBe(true);
+  expect(events.map((e) => e.type)).toEqual(["became-leader"]);
+  await elector.stop();
+});
