@@ -1,0 +1,76 @@
+import { afterAll, expect, test } from "bun:test";
+import { KubeConfig } from "@kubernetes/client-node";
+import { waitFor } from "@svc/common";
+import { loadKubeConfig } from "@svc/kube";
+import { createTestNamespace, hangUpListener, leaseName, stackEnv } from "@svc/testkit";
+import { Registry } from "prom-client";
+import { createElector } from "../index.ts";
+
+const kubeconfig = loadKubeConfig(stackEnv().kubeconfig);
+const testNamespace = await createTestNamespace(kubeconfig, "metrics");
+afterAll(() => testNamespace.remove());
+
+const timings = { leaseDurationSeconds: 2, renewDeadlineSeconds: 1.5, retryPeriodSeconds: 0.25 };
+const value = async (registry: Registry, name: string) =>
+  (await registry.getSingleMetric(name)?.get())?.values.reduce((sum, v) => sum + v.value, 0);
+
+test("a leader's metrics: is_leader 1, its term, one became_leader change; released counts on stop", async () => {
+  const registry = new Registry();
+  const elector = createElector({
+    backend: "k8s-lease",
+    component: "compute",
+    identity: "compute-0",
+    timings,
+    lockName: leaseName("metrics"),
+    kube: { kubeconfig, namespace: testNamespace.name },
+    registry,
+  });
+  await elector.start();
+  expect(await value(registry, "svc_election_is_leader")).toBe(1);
+  expect(await value(registry, "svc_election_term")).toBe(elector.currentTerm() ?? -2);
+  expect(await value(registry, "svc_election_leadership_changes_total")).toBe(1);
+  await elector.stop();
+  expect(await value(registry, "svc_election_is_leader")).toBe(0);
+  expect(await registry.metrics()).toContain(
+    'svc_election_leadership_changes_total{component="compute",backend="k8s-lease",change="released"} 1',
+  );
+});
+
+test("an apiserver that hangs up: attempts fail with their timeout, counted, and the replica never leads", async () => {
+  const listener = hangUpListener();
+  try {
+    const broken = new KubeConfig();
+    broken.loadFromOptions({
+      clusters: [{ name: "c", server: listener.url, skipTLSVerify: true }],
+      users: [{ name: "u", token: "t" }],
+      contexts: [{ name: "x", cluster: "c", user: "u" }],
+      currentContext: "x",
+    });
+    const registry = new Registry();
+    const errors: unknown[] = [];
+    const elector = createElector({
+      backend: "k8s-lease",
+      component: "compute",
+      identity: "compute-1",
+      timings,
+      kube: { kubeconfig: broken, namespace: "default" },
+      registry,
+      onAttemptError: (error) => errors.push(error),
+    });
+    await elector.start();
+    await waitFor(
+      "three failed attempts",
+      async () => (((await value(registry, "svc_election_attempt_failures_total")) ?? 0) >= 3 ? true : undefined),
+      {
+        timeoutMs: 10_000,
+        intervalMs: 50,
+      },
+    );
+    expect(elector.isServing()).toBe(false);
+    expect(await value(registry, "svc_election_is_leader")).toBe(0);
+    expect(errors.length).toBeGreaterThanOrEqual(3);
+    await elector.stop();
+  } finally {
+    listener.stop();
+  }
+});
