@@ -1,6 +1,6 @@
 import { afterAll, expect, test } from "bun:test";
 import { waitFor } from "@svc/common";
-import { randomName, stackEnv } from "@svc/testkit";
+import { hangUpListener, randomName, stackEnv } from "@svc/testkit";
 import { SQL } from "bun";
 import { type ElectionEvent, LeaseElector, PostgresLeaseLock } from "../index.ts";
 
@@ -83,5 +83,28 @@ test("a holder that stops renewing (crash) is taken over once the database clock
     expect(b.events.map((e) => e.type)).toContain("became-leader");
   } finally {
     await b.elector.stop();
+  }
+});
+
+test("a database that hangs up fails start() (the process exits and is restarted), never a silent follower", async () => {
+  const listener = hangUpListener();
+  try {
+    const port = new URL(listener.url).port;
+    const lock = new PostgresLeaseLock({
+      url: `postgres://svc:x@127.0.0.1:${port}/svc`,
+      table,
+      name: "unreachable",
+      identity: "pod-a",
+      leaseDurationSeconds: timings.leaseDurationSeconds,
+    });
+    const elector = new LeaseElector({ backend: "postgres", identity: "pod-a", lock, timings });
+    const outcome = await elector.start().then(
+      () => "started",
+      (error: unknown) => error,
+    );
+    expect(outcome).toBeInstanceOf(Error);
+    expect(elector.isServing()).toBe(false);
+  } finally {
+    listener.stop();
   }
 });
