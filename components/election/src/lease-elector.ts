@@ -179,7 +179,10 @@ export class LeaseElector implements Elector {
       if (!result.leader) this.emit({ type: "new-leader-observed", holder: result.holder, term: result.term });
     }
     if (this.leading) {
-      if (result?.leader) {
+      if (result?.leader && sentAt - this.lastRenewSentAt >= this.renewDeadlineMs) {
+        // Sent after the deadline (a late timer under load): the leadership had already lapsed.
+        this.endLeadership("renew deadline passed", false);
+      } else if (result?.leader) {
         this.lastRenewSentAt = sentAt;
         this.armDeadline();
       } else if (result && result.holder !== this.identity) {
