@@ -1,4 +1,5 @@
 import { ProduceAcks, Producer } from "@platformatic/kafka";
+import { serveMetrics } from "@svc/common";
 import pino, { type Logger } from "pino";
 import { AgentMetrics } from "./agent-metrics.ts";
 import { type Checkpoint, prepareCheckpointDirectory, readCheckpoint } from "./checkpoint-file.ts";
@@ -7,7 +8,6 @@ import { classifyLine } from "./classify-line.ts";
 import type { AgentConfig } from "./config.ts";
 import { AgentError } from "./errors.ts";
 import type { LineSource } from "./line-source.ts";
-import { serveMetrics } from "./metrics-server.ts";
 import { ReadStdin } from "./read-stdin.ts";
 import { type OutboundLine, ShipBatches } from "./ship-batches.ts";
 import type { SourceFile } from "./source-file.ts";
@@ -240,13 +240,23 @@ export async function startAgent(config: AgentConfig, options: StartAgentOptions
 
   let server: { url: string; stop(): Promise<void> } | undefined;
   if (config.metricsPort !== undefined) {
-    server = serveMetrics(config.metricsHost, config.metricsPort, metrics.registry, () => {
-      const current = state();
-      const error = fatal ?? writer?.failure;
-      return {
-        healthy: current === "shipping",
-        body: { status: current, ...(error ? { code: error.code, error: error.message } : {}) },
-      };
+    server = serveMetrics({
+      host: config.metricsHost,
+      port: config.metricsPort,
+      registry: metrics.registry,
+      health: () => {
+        const current = state();
+        const error = fatal ?? writer?.failure;
+        return {
+          healthy: current === "shipping",
+          body: { status: current, ...(error ? { code: error.code, error: error.message } : {}) },
+        };
+      },
+      listenError: (address, cause) =>
+        new AgentError("AGENT_METRICS_LISTEN_FAILED", `cannot listen on ${address}: ${(cause as Error).message}`, {
+          subject: address,
+          cause,
+        }),
     });
   }
 

@@ -1,40 +1,15 @@
+import { runService } from "@svc/common";
+import { pino } from "pino";
 import { parseAgentConfig } from "./config.ts";
 
-// Wiring only: config → agent (Kafka producer, source, metrics) → signal handling.
-let config: ReturnType<typeof parseAgentConfig>;
-try {
-  config = parseAgentConfig(process.env);
-} catch (error) {
-  process.stderr.write(`audit-logagent: ${(error as Error).message}\n`);
-  process.exit(2);
-}
-
-// Loaded after the settings are checked: a bad setting is reported without loading the Kafka client.
-const { default: pino } = await import("pino");
-const { startAgent } = await import("./agent.ts");
-const logger = pino({ level: config.logLevel, base: { component: "audit-logagent", pid: process.pid } });
-let agent: Awaited<ReturnType<typeof startAgent>>;
-try {
-  agent = await startAgent(config, { logger });
-} catch (error) {
-  logger.fatal({ err: error }, "agent did not start");
-  process.exit(1);
-}
-
-const shutdown = (signal: string) => {
-  logger.info({ signal }, "shutting down");
-  agent.stop().then(
-    () => process.exit(0),
-    (error: unknown) => {
-      logger.error({ err: error }, "shutdown incomplete");
-      process.exit(1);
-    },
-  );
-};
-process.once("SIGTERM", () => shutdown("SIGTERM"));
-process.once("SIGINT", () => shutdown("SIGINT"));
-
-agent.done.then(
-  () => process.exit(0),
-  () => process.exit(1),
-);
+// Wiring only: config → agent (Kafka producer, source, metrics); runService owns exit codes and signals.
+// The agent (with the Kafka client) loads after the settings are checked, so a bad one is reported at once.
+await runService({
+  name: "audit-logagent",
+  parseConfig: () => parseAgentConfig(process.env),
+  createLogger: (config) => pino({ level: config.logLevel, base: { component: "audit-logagent", pid: process.pid } }),
+  start: async (config, logger) => {
+    const { startAgent } = await import("./agent.ts");
+    return startAgent(config, { logger });
+  },
+});

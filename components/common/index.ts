@@ -1,2 +1,16 @@
+export {
+  type HealthReport,
+  type MetricsServer,
+  type MetricsServerOptions,
+  type MetricsSource,
+  serveMetrics,
+} from "./src/metrics-server.ts";
+export {
+  type RunnableService,
+  type RunServiceOptions,
+  runService,
+  SERVICE_EXIT,
+  type ServiceLogger,
+} from "./src/run-service.ts";
 export { rejectionsOf, SvcAggregateError, SvcError, type SvcErrorOptions } from "./src/svc-error.ts";
 export { type WaitOptions, waitFor } from "./src/wait-for.ts";

@@ -1,13 +1,13 @@
 import { EventEmitter } from "node:events";
 import { S3Client } from "@aws-sdk/client-s3";
 import { Consumer, type Message, type MessagesStream } from "@platformatic/kafka";
+import { type MetricsServer, serveMetrics } from "@svc/common";
 import { SQL } from "bun";
 import pino, { type Logger } from "pino";
 import type { QueueConsumerConfig } from "./config.ts";
 import { ConsumerMetrics } from "./consumer-metrics.ts";
 import { QueueConsumerError } from "./errors.ts";
 import { ensureIndexSchema } from "./index-schema.ts";
-import { serveMetrics } from "./metrics-server.ts";
 import type { SealedBatch } from "./partition-batch.ts";
 import { PartitionWriter } from "./partition-writer.ts";
 import { putBatchObject, type WrittenObject } from "./put-batch-object.ts";
@@ -395,20 +395,31 @@ export async function startConsumer(
     return stopped;
   };
 
-  let metricsServer: ReturnType<typeof serveMetrics> | undefined;
+  let metricsServer: MetricsServer | undefined;
   try {
     if (config.metricsPort !== undefined) {
-      metricsServer = serveMetrics(config.metricsHost, config.metricsPort, metrics.registry, () => {
-        const healthy = session !== undefined && failure === undefined && !stopping;
-        return {
-          healthy,
-          body: {
-            status: healthy ? "consuming" : failure ? "failed" : stopping ? "stopping" : "joining",
-            partitions: [...(session?.assigned ?? [])],
-            bufferedBytes: buffered,
-            paused,
-          },
-        };
+      metricsServer = serveMetrics({
+        host: config.metricsHost,
+        port: config.metricsPort,
+        registry: metrics.registry,
+        health: () => {
+          const healthy = session !== undefined && failure === undefined && !stopping;
+          return {
+            healthy,
+            body: {
+              status: healthy ? "consuming" : failure ? "failed" : stopping ? "stopping" : "joining",
+              partitions: [...(session?.assigned ?? [])],
+              bufferedBytes: buffered,
+              paused,
+            },
+          };
+        },
+        listenError: (address, cause) =>
+          new QueueConsumerError(
+            "QUEUE_CONSUMER_METRICS_LISTEN_FAILED",
+            `cannot listen on ${address}: ${(cause as Error).message}`,
+            { subject: address, cause },
+          ),
       });
     }
     await openSession();
