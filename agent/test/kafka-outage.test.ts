@@ -1,20 +1,19 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { appendFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { describeWithServers, waitFor } from "@svc/testkit";
+import { describeWithServers, type PrivateServers, startPrivateServers, waitFor } from "@svc/testkit";
 import { type Agent, startAgent } from "../index.ts";
 import { createTopics, idCounts, readTopic } from "./support/kafka.ts";
-import { type PrivateKafka, startPrivateKafka } from "./support/private-kafka.ts";
 import { lines, scrape, tempDir, testConfig } from "./support/records.ts";
 
 describeWithServers("agent while its Kafka is stopped and started again (a private broker)", () => {
-  let kafka: PrivateKafka | undefined;
+  let kafka: PrivateServers | undefined;
   let dir: { path: string; remove(): Promise<void> };
   let agent: Agent | undefined;
 
   beforeAll(async () => {
     dir = await tempDir("outage");
-    kafka = await startPrivateKafka();
+    kafka = await startPrivateServers(["kafka"]);
   }, 120_000);
   afterAll(async () => {
     await agent?.stop().catch(() => undefined);
@@ -23,14 +22,15 @@ describeWithServers("agent while its Kafka is stopped and started again (a priva
   }, 120_000);
 
   test("stops reading with bounded memory while the broker is down, and resumes by itself: every line arrives", async () => {
-    const broker = kafka as PrivateKafka;
-    const topics = await createTopics(broker.brokers, "agent-outage");
+    const broker = kafka as PrivateServers;
+    const brokers = (broker.env.SVC_STACK_KAFKA_BROKERS ?? "").split(",");
+    const topics = await createTopics(brokers, "agent-outage");
     const source = join(dir.path, "audit.jsonl");
     writeFileSync(source, lines("outage", 0, 200));
     const maxInFlight = 64 * 1024;
     agent = await startAgent(
       testConfig({
-        SVC_AGENT_KAFKA_BROKERS: broker.brokers.join(","),
+        SVC_AGENT_KAFKA_BROKERS: brokers.join(","),
         SVC_AGENT_TOPIC: topics.topic,
         SVC_AGENT_SOURCE: source,
         SVC_AGENT_CHECKPOINT_FILE: join(dir.path, "checkpoint.json"),
@@ -67,7 +67,7 @@ describeWithServers("agent while its Kafka is stopped and started again (a priva
     await until("every line shipped", async () => (await sample("svc_agent_records_shipped_total")) >= 2_200, 60_000);
     expect(await sample("svc_agent_bytes_behind")).toBe(0);
     expect(agent.state()).toBe("shipping");
-    const counts = idCounts(await readTopic(broker.brokers, topics.topic));
+    const counts = idCounts(await readTopic(brokers, topics.topic));
     const missing: string[] = [];
     for (let n = 0; n < 2_200; n += 1) if (!counts.has(`outage-${n}`)) missing.push(`outage-${n}`);
     expect(missing).toEqual([]);

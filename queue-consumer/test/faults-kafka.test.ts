@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { describeWithServers, waitFor } from "@svc/testkit";
+import { describeWithServers, type PrivateServers, startPrivateServers, waitFor } from "@svc/testkit";
 import { SQL } from "bun";
 import { type BatchWritten, type QueueConsumer, startConsumer } from "../index.ts";
 import {
@@ -14,12 +14,11 @@ import {
   TestProducer,
   testNames,
 } from "./helpers.ts";
-import { type PrivateServer, startPrivateServer } from "./support/private-server.ts";
 
 describeWithServers("queue-consumer with a private Kafka broker (restarted)", () => {
   const shared = stackAddresses();
   const sql = new SQL({ url: shared.pgUrl, max: 2 });
-  let server: PrivateServer;
+  let server: PrivateServers;
   let addresses: Addresses;
   let producer: TestProducer;
   const schemas: string[] = [];
@@ -27,7 +26,7 @@ describeWithServers("queue-consumer with a private Kafka broker (restarted)", ()
   const consumers: QueueConsumer[] = [];
 
   beforeAll(async () => {
-    server = await startPrivateServer("kafka");
+    server = await startPrivateServers(["kafka"]);
     addresses = {
       ...shared,
       brokers: server.env.SVC_STACK_KAFKA_BROKERS ?? "",

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { describeWithServers, waitFor } from "@svc/testkit";
+import { describeWithServers, type PrivateServers, startPrivateServers, waitFor } from "@svc/testkit";
 import { SQL } from "bun";
 import { type BatchWritten, type QueueConsumer, startConsumer } from "../index.ts";
 import {
@@ -14,12 +14,11 @@ import {
   TestProducer,
   testNames,
 } from "./helpers.ts";
-import { type PrivateServer, startPrivateServer } from "./support/private-server.ts";
 
 describeWithServers("queue-consumer with a private MinIO (stopped and started again)", () => {
   const shared = stackAddresses();
   const sql = new SQL({ url: shared.pgUrl, max: 2 });
-  let server: PrivateServer;
+  let server: PrivateServers;
   let addresses: Addresses;
   let producer: TestProducer;
   const schemas: string[] = [];
@@ -27,7 +26,7 @@ describeWithServers("queue-consumer with a private MinIO (stopped and started ag
   const consumers: QueueConsumer[] = [];
 
   beforeAll(async () => {
-    server = await startPrivateServer("minio");
+    server = await startPrivateServers(["minio"]);
     addresses = {
       ...shared,
       s3Endpoint: server.env.SVC_STACK_S3_ENDPOINT ?? "",

@@ -1,21 +1,27 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { waitFor } from "@svc/common";
-import { describeWithServers, leaseName } from "@svc/testkit";
+import { describeWithServers, leaseName, type PrivateServers, startPrivateServers } from "@svc/testkit";
 import { type DemoReplica, driveTraffic, overlappingService } from "./support/demo-replica.ts";
 import { k8sHarness, leaderOf } from "./support/k8s-harness.ts";
-import { type PrivateApiserver, startPrivateApiserver } from "./support/private-apiserver.ts";
 
 // The apiserver frozen (SIGSTOP) while a 6/4/1 leader holds the Lease. A private kube-apiserver: the dev stack's
 // is never stopped.
 describeWithServers("election: kube-apiserver stalled under a leader", () => {
-  let apiserver: PrivateApiserver;
+  let apiserver: PrivateServers | undefined;
+  let apiserverPid = 0;
   let h: Awaited<ReturnType<typeof k8sHarness>>;
   beforeAll(async () => {
-    apiserver = await startPrivateApiserver();
-    h = await k8sHarness(apiserver.kubeconfig, "stall");
+    apiserver = await startPrivateServers(["kube-apiserver"]);
+    apiserverPid = apiserver.pidOf("kube-apiserver");
+    h = await k8sHarness(apiserver.env.SVC_STACK_KUBECONFIG ?? "", "stall");
   }, 180_000);
   afterAll(async () => {
     await h?.remove();
+    try {
+      if (apiserverPid > 0) process.kill(apiserverPid, "SIGCONT"); // a failed test may leave it stopped
+    } catch {
+      // already gone
+    }
     await apiserver?.remove();
   }, 180_000);
 
@@ -37,13 +43,13 @@ describeWithServers("election: kube-apiserver stalled under a leader", () => {
       intervalMs: 20,
     });
 
-    process.kill(apiserver.pid, "SIGSTOP");
+    process.kill(apiserverPid, "SIGSTOP");
     const stoppedAt = performance.timeOrigin + performance.now();
     let exitCode: number;
     try {
       exitCode = await leader.process.exited;
     } finally {
-      process.kill(apiserver.pid, "SIGCONT");
+      process.kill(apiserverPid, "SIGCONT");
     }
     expect(exitCode).not.toBe(0);
     expect(leader.lines.find((l) => l.event === "lost-leadership")).toMatchObject({ reason: "renew deadline passed" });
