@@ -1,5 +1,5 @@
 import { CoordinationV1Api, type KubeConfig } from "@kubernetes/client-node";
-import { makeKubeClient } from "@svc/kube";
+import { makeKubeClient, makeKubeWatch } from "@svc/kube";
 import type { Registry } from "prom-client";
 import type { ElectionBackend } from "./component-profile.ts";
 import { ElectionMetrics } from "./election-metrics.ts";
@@ -53,6 +53,7 @@ export function createElector(settings: ElectorSettings): Elector {
         name: lockName,
         identity,
         leaseDurationSeconds: timings.leaseDurationSeconds,
+        watch: makeKubeWatch(kube.kubeconfig),
       });
       elector = new LeaseElector({ backend, identity, lock, timings, onAttemptError });
       break;

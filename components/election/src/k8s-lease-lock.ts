@@ -6,6 +6,7 @@ import {
   type V1Lease,
   V1MicroTime,
 } from "@kubernetes/client-node";
+import type { KubeWatch } from "@svc/kube";
 import { ElectionError } from "./errors.ts";
 import type { LeaseAttempt, LeaseLock } from "./lease-lock.ts";
 import { withRequestTimeout } from "./request-timeout.ts";
@@ -16,6 +17,10 @@ export interface K8sLeaseLockOptions {
   name: string;
   identity: string;
   leaseDurationSeconds: number;
+  /** The watch API (`makeKubeWatch` of @svc/kube); without it a follower only polls. */
+  watch?: KubeWatch;
+  /** Server-side length of one watch request; default 60 s. */
+  watchTimeoutSeconds?: number;
   now?: () => number;
 }
 
@@ -45,6 +50,8 @@ export class K8sLeaseLock implements LeaseLock {
   private readonly now: () => number;
   private observed: V1Lease | undefined;
   private observedAt = 0;
+  /** Where the next watch resumes; cleared when the server says it is too old (410 Gone). */
+  private watchVersion: string | undefined;
 
   constructor(private readonly options: K8sLeaseLockOptions) {
     this.description = `lease ${options.namespace}/${options.name}`;
@@ -116,6 +123,41 @@ export class K8sLeaseLock implements LeaseLock {
     } catch (error) {
       if (statusOf(error) === 409) return { leader: false, holder, term: spec.leaseTransitions };
       throw error;
+    }
+  }
+
+  /**
+   * Watches this one Lease (field selector on its name) from the last resourceVersion seen, bookmarks on, and
+   * reports every change of record. The record is not taken as observed here: expiry still counts from the
+   * read of `tryAcquireOrRenew`, as in client-go; the watch only says when to read.
+   */
+  async watch(changed: (holder: string | undefined) => void, signal: AbortSignal): Promise<void> {
+    const { watch, namespace, name } = this.options;
+    if (!watch) return new Promise((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
+    const path = `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/leases`;
+    const from = this.watchVersion ?? this.observed?.metadata?.resourceVersion;
+    let gone: string | undefined;
+    await watch<V1Lease & { code?: number; message?: string }>(
+      path,
+      (event) => {
+        if (event.type === "ERROR") {
+          gone = `${event.object.code ?? "?"} ${event.object.message ?? ""}`;
+          if (event.object.code === 410) this.watchVersion = undefined;
+          return;
+        }
+        const version = event.object.metadata?.resourceVersion;
+        if (version) this.watchVersion = version;
+        if (event.type === "BOOKMARK") return;
+        changed(event.type === "DELETED" ? undefined : event.object.spec?.holderIdentity || undefined);
+      },
+      {
+        query: { fieldSelector: `metadata.name=${name}`, resourceVersion: from, allowWatchBookmarks: "true" },
+        timeoutSeconds: this.options.watchTimeoutSeconds ?? 60,
+        signal,
+      },
+    );
+    if (gone !== undefined && !signal.aborted) {
+      throw new ElectionError("ELECTION_LOCK_FAILED", this.description, `watch ended: ${gone}`, { canRetry: true });
     }
   }
 

@@ -26,7 +26,10 @@ const ms = (seconds: number) => Math.round(seconds * 1000);
  *   deadline passes, leadership ends at once (the timer fires and `isServing()` checks the deadline itself, so a
  *   busy event loop cannot stretch it), the leader signal aborts, `lost-leadership` is emitted and the loop ends:
  *   the process is expected to exit (the platform restarts it);
- * - `stop()` ends leader work first, then releases the lock (client-go's ReleaseOnCancel).
+ * - `stop()` ends leader work first, then releases the lock (client-go's ReleaseOnCancel);
+ * - when the lock has a change feed (the Lease's watch), a follower also tries at once when it sees the holder
+ *   change or the lock released, instead of at its next poll; a broken feed is reported, polling goes on, and the
+ *   feed is opened again a retry period later. Every decision is still the lock's (no early takeover).
  */
 export class LeaseElector implements Elector {
   readonly backend: string;
@@ -53,6 +56,11 @@ export class LeaseElector implements Elector {
   private readonly loopController = new AbortController();
   private loopDone: Promise<void> = Promise.resolve();
   private stopping: Promise<void> | undefined;
+  private watchDone: Promise<void> = Promise.resolve();
+  /** Ends the follower's current sleep; set while it sleeps. */
+  private wakeSleeper: (() => void) | undefined;
+  /** A change seen while an attempt was running: the next sleep ends at once. */
+  private wakePending = false;
 
   constructor(options: LeaseElectorOptions) {
     this.backend = options.backend;
@@ -95,6 +103,7 @@ export class LeaseElector implements Elector {
     await this.lock.prepare?.(this.renewDeadlineMs);
     const first = await this.attempt();
     this.loopDone = this.loop(first);
+    if (this.lock.watch) this.watchDone = this.watchLoop();
   }
 
   stop(): Promise<void> {
@@ -108,6 +117,7 @@ export class LeaseElector implements Elector {
     const wasLeading = this.leading;
     if (wasLeading) this.endLeadership("released on shutdown", true);
     await this.loopDone;
+    await this.watchDone;
     try {
       if (wasLeading) await this.lock.release(this.renewDeadlineMs);
     } finally {
@@ -159,6 +169,29 @@ export class LeaseElector implements Elector {
       if (this.stopped) return;
       outcome = await this.attempt();
     }
+  }
+
+  /** Keeps the lock's change feed open while the elector runs; the feed only wakes the follower's loop. */
+  private async watchLoop(): Promise<void> {
+    const signal = this.loopController.signal;
+    const watch = this.lock.watch?.bind(this.lock);
+    if (!watch) return;
+    while (!this.stopped) {
+      try {
+        await watch((holder) => this.changed(holder), signal);
+      } catch (error) {
+        if (this.stopped) return;
+        // Broken (apiserver gone, 410 Gone, idle): the loop polls meanwhile; open it again a retry period later.
+        this.onAttemptError(error);
+        await this.sleep(this.retryMs, false);
+      }
+    }
+  }
+
+  private changed(holder: string | undefined): void {
+    if (this.stopped || this.leading || holder === this.holder) return;
+    if (this.wakeSleeper) this.wakeSleeper();
+    else this.wakePending = true;
   }
 
   private nextDelay(result: LeaseAttempt | undefined): number {
@@ -237,14 +270,22 @@ export class LeaseElector implements Elector {
     this.emit({ type: "lost-leadership", term: this.term ?? 0, reason, released });
   }
 
-  private sleep(delayMs: number): Promise<void> {
+  /** Sleeps `delayMs`, less when stopped or (`wakeable`, the follower's loop) when the lock is seen to change. */
+  private sleep(delayMs: number, wakeable = true): Promise<void> {
     const signal = this.loopController.signal;
     if (signal.aborted) return Promise.resolve();
+    if (wakeable && this.wakePending && !this.leading) {
+      this.wakePending = false;
+      return Promise.resolve();
+    }
     return new Promise((resolve) => {
       const timer = setTimeout(done, delayMs);
+      const self = this;
+      if (wakeable) this.wakeSleeper = done;
       function done() {
         clearTimeout(timer);
         signal.removeEventListener("abort", done);
+        if (wakeable && self.wakeSleeper === done) self.wakeSleeper = undefined;
         resolve();
       }
       signal.addEventListener("abort", done, { once: true });

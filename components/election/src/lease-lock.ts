@@ -29,5 +29,12 @@ export interface LeaseLock {
   tryAcquireOrRenew(leading: boolean, timeoutMs: number): Promise<LeaseAttempt>;
   /** Gives the lock up if this process still holds it, so a follower may take it at once. */
   release(timeoutMs: number): Promise<void>;
+  /**
+   * Optional change feed (the Lease's watch): calls `changed(holder)` whenever the record is seen to change
+   * (`undefined` once released or deleted) until `signal` aborts or the feed ends. Resolves when the server
+   * ended it normally, rejects when it broke; the loop then polls as usual and opens it again. Only a hint to try
+   * at once: every decision is still made by `tryAcquireOrRenew`.
+   */
+  watch?(changed: (holder: string | undefined) => void, signal: AbortSignal): Promise<void>;
   close?(): Promise<void>;
 }

@@ -1,7 +1,7 @@
 import { afterAll, expect, test } from "bun:test";
 import { ApiException, CoordinationV1Api } from "@kubernetes/client-node";
 import { waitFor } from "@svc/common";
-import { loadKubeConfig, makeKubeClient } from "@svc/kube";
+import { KubeWatchError, loadKubeConfig, makeKubeClient, makeKubeWatch } from "@svc/kube";
 import { createTestNamespace, leaseName, stackEnv } from "@svc/testkit";
 import { type ElectionEvent, K8sLeaseLock, LeaseElector, type LeaseTimings } from "../index.ts";
 
@@ -13,10 +13,19 @@ afterAll(() => testNamespace.remove());
 
 const timings: LeaseTimings = { leaseDurationSeconds: 2, renewDeadlineSeconds: 1.5, retryPeriodSeconds: 0.25 };
 
-function replica(name: string, identity: string) {
+function replica(name: string, identity: string, options: { watch?: boolean; timings?: LeaseTimings } = {}) {
   const events: ElectionEvent[] = [];
-  const lock = new K8sLeaseLock({ api, namespace, name, identity, leaseDurationSeconds: timings.leaseDurationSeconds });
-  const elector = new LeaseElector({ backend: "k8s-lease", identity, lock, timings });
+  const t = options.timings ?? timings;
+  const watch = options.watch ? makeKubeWatch(kubeconfig) : undefined;
+  const lock = new K8sLeaseLock({
+    api,
+    namespace,
+    name,
+    identity,
+    leaseDurationSeconds: t.leaseDurationSeconds,
+    watch,
+  });
+  const elector = new LeaseElector({ backend: "k8s-lease", identity, lock, timings: t });
   elector.subscribe((event) => events.push(event));
   return { elector, events };
 }
@@ -142,4 +151,47 @@ test("another holder whose record keeps changing is never taken over; a silent o
   } finally {
     await b.elector.stop();
   }
+});
+
+test("with the Lease watched, the follower sees the release on the watch and takes over", async () => {
+  const name = leaseName("watch");
+  // Polls every 5 to 9 s here: the takeover is expected from the watch (the test only asserts that it happens).
+  const slow: LeaseTimings = { leaseDurationSeconds: 30, renewDeadlineSeconds: 20, retryPeriodSeconds: 10 };
+  const a = replica(name, "pod-a", { watch: true, timings: slow });
+  await a.elector.start();
+  const b = replica(name, "pod-b", { watch: true, timings: slow });
+  const seen: (string | undefined)[] = [];
+  const lock = (b.elector as unknown as { lock: K8sLeaseLock }).lock;
+  const watch = lock.watch.bind(lock);
+  lock.watch = (changed, signal) =>
+    watch((holder) => {
+      seen.push(holder);
+      changed(holder);
+    }, signal);
+  await b.elector.start();
+  try {
+    expect(a.elector.isServing()).toBe(true);
+    expect(b.elector.snapshot()).toMatchObject({ role: "follower", holder: "pod-a" });
+    const firstTerm = a.elector.currentTerm() ?? 0;
+    await a.elector.stop();
+    await waitFor("pod-b to lead", async () => (b.elector.isServing() ? true : undefined), {
+      timeoutMs: 15_000,
+      intervalMs: 20,
+    });
+    expect(seen).toContain(undefined); // the release came over the watch
+    expect(b.elector.currentTerm()).toBe(firstTerm + 1);
+    expect((await api.readNamespacedLease({ name, namespace })).spec?.holderIdentity).toBe("pod-b");
+  } finally {
+    await Promise.all([a.elector.stop(), b.elector.stop()]);
+  }
+});
+
+test("a watch the apiserver refuses rejects with its status, so the elector falls back to polling", async () => {
+  const watch = makeKubeWatch(kubeconfig);
+  const error = await watch("/apis/coordination.k8s.io/v1/namespaces/x/nosuchresource", () => {}).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(KubeWatchError);
+  expect((error as KubeWatchError).status).toBe(404);
 });

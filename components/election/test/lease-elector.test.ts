@@ -98,3 +98,83 @@ test("a renewal conflict on a record that still names this replica is retried, n
   expect(events.map((e) => e.type)).toEqual(["became-leader"]);
   await elector.stop();
 });
+
+/** Held by "other" (never expiring by itself) until `free()`; then the next attempt acquires. */
+function heldLock(watch?: LeaseLock["watch"]) {
+  let free = false;
+  const state = { attempts: 0, watchCalls: 0 };
+  const lock: LeaseLock = {
+    description: "scripted",
+    async tryAcquireOrRenew() {
+      state.attempts++;
+      return free ? { leader: true, holder: "me", term: 2 } : { leader: false, holder: "other", term: 1 };
+    },
+    async release() {},
+    watch: watch
+      ? (changed, signal) => {
+          state.watchCalls++;
+          return watch(changed, signal);
+        }
+      : undefined,
+  };
+  return { lock, state, free: () => (free = true) };
+}
+
+// Polls come every 10 to 18 s at these timings, so a takeover within a few seconds can only come from the watch.
+const slow = { leaseDurationSeconds: 60, renewDeadlineSeconds: 30, retryPeriodSeconds: 20 };
+
+test("a follower tries at once when the watch reports the release, not at its next poll", async () => {
+  let report: ((holder: string | undefined) => void) | undefined;
+  const scripted = heldLock((changed, signal) => {
+    report = changed;
+    return new Promise((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
+  });
+  const elector = new LeaseElector({ backend: "k8s-lease", identity: "me", lock: scripted.lock, timings: slow });
+  await elector.start();
+  try {
+    expect(elector.snapshot()).toMatchObject({ role: "follower", holder: "other" });
+    await waitFor("the watch to open", async () => report, { timeoutMs: 2000, intervalMs: 5 });
+    report?.("other"); // the holder's own renewal: nothing to do
+    scripted.free();
+    report?.(undefined);
+    await waitFor("leadership", async () => (elector.isServing() ? true : undefined), {
+      timeoutMs: 5000,
+      intervalMs: 5,
+    });
+    expect(elector.currentTerm()).toBe(2);
+    expect(scripted.state.attempts).toBe(2);
+  } finally {
+    await elector.stop();
+  }
+});
+
+test("a broken watch is reported and reopened, and polling still finds the released lock", async () => {
+  const errors: unknown[] = [];
+  const scripted = heldLock(async () => {
+    throw new Error("watch refused");
+  });
+  const elector = new LeaseElector({
+    backend: "k8s-lease",
+    identity: "me",
+    lock: scripted.lock,
+    timings,
+    onAttemptError: (error) => errors.push(error),
+  });
+  await elector.start();
+  try {
+    await waitFor("the watch to be reopened", async () => (scripted.state.watchCalls >= 3 ? true : undefined), {
+      timeoutMs: 3000,
+      intervalMs: 5,
+    });
+    expect(elector.isServing()).toBe(false);
+    expect(errors.some((e) => (e as Error).message === "watch refused")).toBe(true);
+    scripted.free();
+    await waitFor("leadership by polling", async () => (elector.isServing() ? true : undefined), {
+      timeoutMs: 3000,
+      intervalMs: 5,
+    });
+    expect(elector.currentTerm()).toBe(2);
+  } finally {
+    await elector.stop();
+  }
+});
