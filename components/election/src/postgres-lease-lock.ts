@@ -106,16 +106,39 @@ export class PostgresLeaseLock implements LeaseLock {
     };
   }
 
+  /**
+   * LISTEN on the table's channel (Bun's `sql.listen`: one dedicated connection, re-subscribed after a drop);
+   * a release NOTIFYs it with the row's name. Rejects when the LISTEN cannot be set up (the loop then polls).
+   */
+  async watch(changed: (holder: string | undefined) => void, signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return;
+    const subscription = await this.run(this.options.leaseDurationSeconds * 1000, () =>
+      this.sql.listen(this.table, (payload) => {
+        if (payload === this.options.name) changed(undefined);
+      }),
+    );
+    try {
+      if (!signal.aborted) {
+        await new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
+      }
+    } finally {
+      await subscription.unlisten();
+    }
+  }
+
   async release(timeoutMs: number): Promise<void> {
     if (this.epoch === undefined) return;
     const epoch = this.epoch;
     try {
+      // The NOTIFY is sent on commit, only when the row was still ours.
       await this.run(timeoutMs, () =>
-        this.sql.unsafe(`UPDATE ${this.table} SET holder = NULL WHERE name = $1 AND holder = $2 AND epoch = $3`, [
-          this.options.name,
-          this.options.identity,
-          epoch,
-        ]),
+        this.sql.unsafe(
+          `WITH released AS (
+             UPDATE ${this.table} SET holder = NULL WHERE name = $1 AND holder = $2 AND epoch = $3 RETURNING name
+           )
+           SELECT pg_notify($4, name) FROM released`,
+          [this.options.name, this.options.identity, epoch, this.table],
+        ),
       );
     } catch (error) {
       throw new ElectionError("ELECTION_LOCK_FAILED", this.description, "release failed", { cause: error });

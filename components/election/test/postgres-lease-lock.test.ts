@@ -14,16 +14,16 @@ afterAll(async () => {
 
 const timings = { leaseDurationSeconds: 2, renewDeadlineSeconds: 1.5, retryPeriodSeconds: 0.25 };
 
-function replica(name: string, identity: string) {
+function replica(name: string, identity: string, t: typeof timings = timings) {
   const events: ElectionEvent[] = [];
   const lock = new PostgresLeaseLock({
     url,
     table,
     name,
     identity,
-    leaseDurationSeconds: timings.leaseDurationSeconds,
+    leaseDurationSeconds: t.leaseDurationSeconds,
   });
-  const elector = new LeaseElector({ backend: "postgres", identity, lock, timings });
+  const elector = new LeaseElector({ backend: "postgres", identity, lock, timings: t });
   elector.subscribe((event) => events.push(event));
   return { elector, events };
 }
@@ -106,5 +106,46 @@ test("a database that hangs up fails start() (the process exits and is restarted
     expect(elector.isServing()).toBe(false);
   } finally {
     listener.stop();
+  }
+});
+
+test("a release is NOTIFYed: the listening follower takes over; other rows' and spurious ones change nothing", async () => {
+  // Polls every 5 to 9 s here: the takeover is expected from the notification (only its happening is asserted).
+  const slow = { leaseDurationSeconds: 30, renewDeadlineSeconds: 20, retryPeriodSeconds: 10 };
+  const a = replica("notify", "pod-a", slow);
+  await a.elector.start();
+  const b = replica("notify", "pod-b", slow);
+  const seen: (string | undefined)[] = [];
+  const lock = (b.elector as unknown as { lock: PostgresLeaseLock }).lock;
+  const watch = lock.watch.bind(lock);
+  lock.watch = (changed, signal) =>
+    watch((holder) => {
+      seen.push(holder);
+      changed(holder);
+    }, signal);
+  await b.elector.start();
+  try {
+    expect(b.elector.snapshot()).toMatchObject({ role: "follower", holder: "pod-a" });
+    // A spurious notification for this row (until the LISTEN is up): b tries, finds pod-a holding, stays follower.
+    await waitFor(
+      "the LISTEN",
+      async () => {
+        await sql`SELECT pg_notify(${table}, 'notify')`;
+        return seen.length > 0 ? true : undefined;
+      },
+      { timeoutMs: 5000, intervalMs: 50 },
+    );
+    const before = seen.length;
+    await sql`SELECT pg_notify(${table}, 'some-other-row')`;
+    expect(b.elector.isServing()).toBe(false);
+    await a.elector.stop();
+    await waitFor("pod-b to lead", async () => (b.elector.isServing() ? true : undefined), {
+      timeoutMs: 15_000,
+      intervalMs: 20,
+    });
+    expect(seen.slice(before)).toEqual([undefined]);
+    expect((await row("notify"))?.holder).toBe("pod-b");
+  } finally {
+    await Promise.all([a.elector.stop(), b.elector.stop()]);
   }
 });
