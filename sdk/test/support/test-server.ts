@@ -83,7 +83,7 @@ export async function startTestServer(tls?: { key: string; cert: string }): Prom
   };
   const audit: AuditServiceServer = {
     listEvents: record<ListEventsRequest, ListEventsResponse>("listEvents", (request) => ({
-      totalCount: request.pageSize,
+      totalCount: request.pageSize ?? 0,
       events: [],
       nextPageToken: request.header?.id ?? "",
     })),

@@ -100,15 +100,33 @@ export interface ListEventsRequest {
    */
   endTime: string;
   /**
-   * Maximum number of events to return in this page; 0 means the server
-   * default. The server may return fewer events than requested.
+   * Maximum number of events to return in this page, 1 to the server's
+   * maximum; absent means the server default. 0, a negative value or one above
+   * the maximum is refused with INVALID_ARGUMENT. (Declared `optional` so an
+   * explicit 0 can be told from an absent field; the wire format is the same.)
+   * The server may return fewer events than requested.
    */
-  pageSize: number;
+  pageSize?:
+    | number
+    | undefined;
   /**
    * Opaque token from a previous response's `next_page_token`; empty for the
-   * first page.
+   * first page. It is bound to the tenant and to the query (times and
+   * filters): used with another one it is refused with INVALID_ARGUMENT.
    */
   pageToken: string;
+  /**
+   * Optional filters (as CloudTrail's lookup attributes): only events whose
+   * field equals the value; absent means no filter. An empty string is a
+   * filter too (for example refused calls with no verified principal).
+   */
+  principalId?: string | undefined;
+  action?: string | undefined;
+  result?:
+    | string
+    | undefined;
+  /** Only events whose `resource` starts with this prefix. */
+  resourcePrefix?: string | undefined;
 }
 
 /** ListEventsResponse is one page of matching audit events. */
@@ -136,6 +154,11 @@ export interface ExportEventsRequest {
   endTime: string;
   /** Encoding of `ExportEventsResponse.data`. */
   format: ExportFormat;
+  /** Optional filters, as in ListEventsRequest. */
+  principalId?: string | undefined;
+  action?: string | undefined;
+  result?: string | undefined;
+  resourcePrefix?: string | undefined;
 }
 
 /** ExportEventsResponse holds the exported events. */
@@ -261,7 +284,17 @@ export const RequestHeader: MessageFns<RequestHeader> = {
 };
 
 function createBaseListEventsRequest(): ListEventsRequest {
-  return { header: undefined, startTime: "", endTime: "", pageSize: 0, pageToken: "" };
+  return {
+    header: undefined,
+    startTime: "",
+    endTime: "",
+    pageSize: undefined,
+    pageToken: "",
+    principalId: undefined,
+    action: undefined,
+    result: undefined,
+    resourcePrefix: undefined,
+  };
 }
 
 export const ListEventsRequest: MessageFns<ListEventsRequest> = {
@@ -275,11 +308,23 @@ export const ListEventsRequest: MessageFns<ListEventsRequest> = {
     if (message.endTime !== "") {
       writer.uint32(26).string(message.endTime);
     }
-    if (message.pageSize !== 0) {
+    if (message.pageSize !== undefined) {
       writer.uint32(32).int32(message.pageSize);
     }
     if (message.pageToken !== "") {
       writer.uint32(42).string(message.pageToken);
+    }
+    if (message.principalId !== undefined) {
+      writer.uint32(50).string(message.principalId);
+    }
+    if (message.action !== undefined) {
+      writer.uint32(58).string(message.action);
+    }
+    if (message.result !== undefined) {
+      writer.uint32(66).string(message.result);
+    }
+    if (message.resourcePrefix !== undefined) {
+      writer.uint32(74).string(message.resourcePrefix);
     }
     return writer;
   },
@@ -337,6 +382,38 @@ export const ListEventsRequest: MessageFns<ListEventsRequest> = {
             message.pageToken = reader.string();
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.principalId = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.action = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.result = reader.string();
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.resourcePrefix = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -366,12 +443,24 @@ export const ListEventsRequest: MessageFns<ListEventsRequest> = {
         ? globalThis.Number(object.pageSize)
         : isSet(object.page_size)
         ? globalThis.Number(object.page_size)
-        : 0,
+        : undefined,
       pageToken: isSet(object.pageToken)
         ? globalThis.String(object.pageToken)
         : isSet(object.page_token)
         ? globalThis.String(object.page_token)
         : "",
+      principalId: isSet(object.principalId)
+        ? globalThis.String(object.principalId)
+        : isSet(object.principal_id)
+        ? globalThis.String(object.principal_id)
+        : undefined,
+      action: isSet(object.action) ? globalThis.String(object.action) : undefined,
+      result: isSet(object.result) ? globalThis.String(object.result) : undefined,
+      resourcePrefix: isSet(object.resourcePrefix)
+        ? globalThis.String(object.resourcePrefix)
+        : isSet(object.resource_prefix)
+        ? globalThis.String(object.resource_prefix)
+        : undefined,
     };
   },
 
@@ -386,11 +475,23 @@ export const ListEventsRequest: MessageFns<ListEventsRequest> = {
     if (message.endTime !== "") {
       obj.endTime = message.endTime;
     }
-    if (message.pageSize !== 0) {
+    if (message.pageSize !== undefined) {
       obj.pageSize = Math.round(message.pageSize);
     }
     if (message.pageToken !== "") {
       obj.pageToken = message.pageToken;
+    }
+    if (message.principalId !== undefined) {
+      obj.principalId = message.principalId;
+    }
+    if (message.action !== undefined) {
+      obj.action = message.action;
+    }
+    if (message.result !== undefined) {
+      obj.result = message.result;
+    }
+    if (message.resourcePrefix !== undefined) {
+      obj.resourcePrefix = message.resourcePrefix;
     }
     return obj;
   },
@@ -405,8 +506,12 @@ export const ListEventsRequest: MessageFns<ListEventsRequest> = {
       : undefined;
     message.startTime = object.startTime ?? "";
     message.endTime = object.endTime ?? "";
-    message.pageSize = object.pageSize ?? 0;
+    message.pageSize = object.pageSize ?? undefined;
     message.pageToken = object.pageToken ?? "";
+    message.principalId = object.principalId ?? undefined;
+    message.action = object.action ?? undefined;
+    message.result = object.result ?? undefined;
+    message.resourcePrefix = object.resourcePrefix ?? undefined;
     return message;
   },
 };
@@ -521,7 +626,16 @@ export const ListEventsResponse: MessageFns<ListEventsResponse> = {
 };
 
 function createBaseExportEventsRequest(): ExportEventsRequest {
-  return { header: undefined, startTime: "", endTime: "", format: 0 };
+  return {
+    header: undefined,
+    startTime: "",
+    endTime: "",
+    format: 0,
+    principalId: undefined,
+    action: undefined,
+    result: undefined,
+    resourcePrefix: undefined,
+  };
 }
 
 export const ExportEventsRequest: MessageFns<ExportEventsRequest> = {
@@ -537,6 +651,18 @@ export const ExportEventsRequest: MessageFns<ExportEventsRequest> = {
     }
     if (message.format !== 0) {
       writer.uint32(32).int32(message.format);
+    }
+    if (message.principalId !== undefined) {
+      writer.uint32(42).string(message.principalId);
+    }
+    if (message.action !== undefined) {
+      writer.uint32(50).string(message.action);
+    }
+    if (message.result !== undefined) {
+      writer.uint32(58).string(message.result);
+    }
+    if (message.resourcePrefix !== undefined) {
+      writer.uint32(66).string(message.resourcePrefix);
     }
     return writer;
   },
@@ -586,6 +712,38 @@ export const ExportEventsRequest: MessageFns<ExportEventsRequest> = {
             message.format = reader.int32() as any;
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.principalId = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.action = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.result = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.resourcePrefix = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -612,6 +770,18 @@ export const ExportEventsRequest: MessageFns<ExportEventsRequest> = {
         ? globalThis.String(object.end_time)
         : "",
       format: isSet(object.format) ? exportFormatFromJSON(object.format) : 0,
+      principalId: isSet(object.principalId)
+        ? globalThis.String(object.principalId)
+        : isSet(object.principal_id)
+        ? globalThis.String(object.principal_id)
+        : undefined,
+      action: isSet(object.action) ? globalThis.String(object.action) : undefined,
+      result: isSet(object.result) ? globalThis.String(object.result) : undefined,
+      resourcePrefix: isSet(object.resourcePrefix)
+        ? globalThis.String(object.resourcePrefix)
+        : isSet(object.resource_prefix)
+        ? globalThis.String(object.resource_prefix)
+        : undefined,
     };
   },
 
@@ -629,6 +799,18 @@ export const ExportEventsRequest: MessageFns<ExportEventsRequest> = {
     if (message.format !== 0) {
       obj.format = exportFormatToJSON(message.format);
     }
+    if (message.principalId !== undefined) {
+      obj.principalId = message.principalId;
+    }
+    if (message.action !== undefined) {
+      obj.action = message.action;
+    }
+    if (message.result !== undefined) {
+      obj.result = message.result;
+    }
+    if (message.resourcePrefix !== undefined) {
+      obj.resourcePrefix = message.resourcePrefix;
+    }
     return obj;
   },
 
@@ -643,6 +825,10 @@ export const ExportEventsRequest: MessageFns<ExportEventsRequest> = {
     message.startTime = object.startTime ?? "";
     message.endTime = object.endTime ?? "";
     message.format = object.format ?? 0;
+    message.principalId = object.principalId ?? undefined;
+    message.action = object.action ?? undefined;
+    message.result = object.result ?? undefined;
+    message.resourcePrefix = object.resourcePrefix ?? undefined;
     return message;
   },
 };
@@ -1119,7 +1305,8 @@ export type AuditServiceService = typeof AuditServiceService;
 export const AuditServiceService = {
   /**
    * list_events returns one page of audit events whose time lies in
-   * [start_time, end_time], together with the total number of matches.
+   * [start_time, end_time) (half-open: an event at end_time belongs to the
+   * next range), together with the total number of matches.
    */
   listEvents: {
     path: "/audit.v2.AuditService/list_events" as const,
@@ -1132,7 +1319,9 @@ export const AuditServiceService = {
   },
   /**
    * export_events returns all audit events whose time lies in
-   * [start_time, end_time] in the requested format (JSONL).
+   * [start_time, end_time) in the requested format (JSONL). A range holding
+   * more than the server's largest unary export is refused with
+   * RESOURCE_EXHAUSTED; page through list_events instead.
    */
   exportEvents: {
     path: "/audit.v2.AuditService/export_events" as const,
@@ -1149,12 +1338,15 @@ export const AuditServiceService = {
 export interface AuditServiceServer extends UntypedServiceImplementation {
   /**
    * list_events returns one page of audit events whose time lies in
-   * [start_time, end_time], together with the total number of matches.
+   * [start_time, end_time) (half-open: an event at end_time belongs to the
+   * next range), together with the total number of matches.
    */
   listEvents: handleUnaryCall<ListEventsRequest, ListEventsResponse>;
   /**
    * export_events returns all audit events whose time lies in
-   * [start_time, end_time] in the requested format (JSONL).
+   * [start_time, end_time) in the requested format (JSONL). A range holding
+   * more than the server's largest unary export is refused with
+   * RESOURCE_EXHAUSTED; page through list_events instead.
    */
   exportEvents: handleUnaryCall<ExportEventsRequest, ExportEventsResponse>;
 }
@@ -1162,7 +1354,8 @@ export interface AuditServiceServer extends UntypedServiceImplementation {
 export interface AuditServiceClient extends Client {
   /**
    * list_events returns one page of audit events whose time lies in
-   * [start_time, end_time], together with the total number of matches.
+   * [start_time, end_time) (half-open: an event at end_time belongs to the
+   * next range), together with the total number of matches.
    */
   listEvents(
     request: ListEventsRequest,
@@ -1181,7 +1374,9 @@ export interface AuditServiceClient extends Client {
   ): ClientUnaryCall;
   /**
    * export_events returns all audit events whose time lies in
-   * [start_time, end_time] in the requested format (JSONL).
+   * [start_time, end_time) in the requested format (JSONL). A range holding
+   * more than the server's largest unary export is refused with
+   * RESOURCE_EXHAUSTED; page through list_events instead.
    */
   exportEvents(
     request: ExportEventsRequest,
