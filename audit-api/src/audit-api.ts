@@ -1,0 +1,89 @@
+import { S3Client } from "@aws-sdk/client-s3";
+import { Server, ServerCredentials } from "@grpc/grpc-js";
+import { createAuthCore } from "@svc/auth";
+import type { RunnableService } from "@svc/common";
+import { HealthState } from "@svc/health";
+import { SQL } from "bun";
+import type { Logger } from "pino";
+import { AuditQueries } from "./audit-queries.ts";
+import type { AuditApiConfig } from "./config.ts";
+import { AuditServiceService, auditServiceImplementation } from "./grpc-service.ts";
+import { IndexReader } from "./index-reader.ts";
+import { PageTokens } from "./page-token.ts";
+import { restApp } from "./rest-app.ts";
+
+export interface AuditApi extends RunnableService {
+  /** The bound ports (useful with port 0). */
+  readonly grpcPort: number;
+  readonly restPort: number;
+  readonly queries: AuditQueries;
+}
+
+function bindGrpc(server: Server, address: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.bindAsync(address, ServerCredentials.createInsecure(), (error, port) =>
+      error ? reject(error) : resolve(port),
+    );
+  });
+}
+
+/**
+ * Starts the audit API: the auth start-up check, the index (PostgreSQL) and object (S3) clients, the gRPC server
+ * (plaintext, spec: the shown deployment) and the REST + health server.
+ */
+export async function startAuditApi(config: AuditApiConfig, options: { logger: Logger }): Promise<AuditApi> {
+  const { logger } = options;
+  const auth = createAuthCore({ config: config.auth, logger });
+  await auth.start();
+  const sql = new SQL({ url: config.pgUrl, max: config.pgPool });
+  const s3 = new S3Client({
+    endpoint: config.s3.endpoint,
+    region: config.s3.region,
+    credentials:
+      config.s3.accessKeyId && config.s3.secretAccessKey
+        ? { accessKeyId: config.s3.accessKeyId, secretAccessKey: config.s3.secretAccessKey }
+        : undefined,
+    forcePathStyle: config.s3.forcePathStyle,
+  });
+  const queries = new AuditQueries(
+    new IndexReader(sql, config.schema),
+    s3,
+    new PageTokens(config.pageTokenKey),
+    config.limits,
+  );
+  const health = new HealthState("audit", process.env.HOSTNAME ?? "audit-api", "active");
+
+  const grpc = new Server();
+  grpc.addService(AuditServiceService, auditServiceImplementation(auth, queries, config.limits));
+  let grpcPort: number;
+  try {
+    grpcPort = await bindGrpc(grpc, `${config.grpcHost}:${config.grpcPort}`);
+  } catch (error) {
+    await sql.close();
+    s3.destroy();
+    throw error;
+  }
+  const rest = restApp(auth, queries, config.limits, health).listen({
+    hostname: config.restHost,
+    port: config.restPort,
+  });
+  health.markInitialized();
+
+  let resolveDone: () => void = () => {};
+  const done = new Promise<void>((resolve) => {
+    resolveDone = resolve;
+  });
+  let stopping: Promise<void> | undefined;
+  const stop = () => {
+    stopping ??= (async () => {
+      await rest.stop();
+      await new Promise<void>((resolve) => grpc.tryShutdown(() => resolve()));
+      await sql.close();
+      s3.destroy();
+      logger.info({}, "audit api stopped");
+      resolveDone();
+    })();
+    return stopping;
+  };
+  return { grpcPort, restPort: rest.server?.port ?? config.restPort, queries, stop, done };
+}

@@ -1,0 +1,147 @@
+import type { SQL } from "bun";
+import { AuditApiError } from "./errors.ts";
+import type { PagePosition } from "./page-token.ts";
+import type { AuditQuery } from "./query-request.ts";
+
+/** Where one indexed event's line lies: an object version and a byte range of its uncompressed JSONL. */
+export interface EventLocation {
+  id: string;
+  /** UTC with microseconds, the index's value (page tokens carry it). */
+  time: string;
+  bucket: string;
+  key: string;
+  versionId: string;
+  byteStart: number;
+  byteLength: number;
+}
+
+const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
+const MINUTE_MS = 60_000;
+
+function indexFailed(what: string, error: unknown): AuditApiError {
+  const code = (error as { errno?: unknown; code?: unknown }).errno ?? (error as { code?: unknown }).code;
+  const permanent = typeof code === "string" && /^(22|23|42)[0-9A-Z]{3}$/.test(code);
+  const message = error instanceof Error ? error.message : String(error);
+  return new AuditApiError("AUDIT_API_INDEX_FAILED", `${what}: ${message}`, {
+    subject: what,
+    canRetry: !permanent,
+    cause: error,
+  });
+}
+
+/** The first whole minute at or after `time` and the last minute boundary at or before `end` (UTC strings). */
+export function wholeMinutes(start: string, end: string): { from: string; to: string } {
+  const floor = (t: string) => `${t.slice(0, 16)}:00Z`;
+  const startFloor = floor(start);
+  const onBoundary = /^:00(\.0*)?Z$/.test(start.slice(16));
+  const from = onBoundary ? startFloor : floor(new Date(Date.parse(startFloor) + MINUTE_MS).toISOString());
+  return { from, to: floor(end) };
+}
+
+/** SQL text with numbered parameters, built from trusted fragments only (values always go to `params`). */
+class Statement {
+  readonly params: unknown[] = [];
+  param(value: unknown): string {
+    this.params.push(value);
+    return `$${this.params.length}`;
+  }
+}
+
+/**
+ * Reads the index the writer keeps (docs/audit-storage.md, "Index"): exact counts from the `counts` rollup over
+ * whole minutes plus `count(*)` on `events` for the partial minutes at each end, and keyset pages on `(time, id)`.
+ * Every statement is bounded by the tenant.
+ */
+export class IndexReader {
+  private readonly events: string;
+  private readonly counts: string;
+  private readonly objects: string;
+
+  constructor(
+    private readonly sql: SQL,
+    schema: string,
+  ) {
+    if (!IDENTIFIER.test(schema)) {
+      throw new AuditApiError("AUDIT_API_CONFIG_INVALID", `bad schema name ${JSON.stringify(schema)}`, {
+        subject: "SVC_AUDIT_INDEX_SCHEMA",
+      });
+    }
+    this.events = `"${schema}".events`;
+    this.counts = `"${schema}".counts`;
+    this.objects = `"${schema}".objects`;
+  }
+
+  private filters(statement: Statement, query: AuditQuery, alias: string, withResource: boolean): string {
+    let text = "";
+    if (query.principalId !== undefined) text += ` AND ${alias}principal_id = ${statement.param(query.principalId)}`;
+    if (query.action !== undefined) text += ` AND ${alias}action = ${statement.param(query.action)}`;
+    if (query.result !== undefined) text += ` AND ${alias}result = ${statement.param(query.result)}`;
+    if (withResource && query.resourcePrefix !== undefined) {
+      text += ` AND starts_with(${alias}resource, ${statement.param(query.resourcePrefix)})`;
+    }
+    return text;
+  }
+
+  /** Exact number of the tenant's events matching `query`; each event id counts once. */
+  async count(tenantId: string, query: AuditQuery): Promise<number> {
+    const s = new Statement();
+    const tenant = s.param(tenantId);
+    const rangeCount = (from: string, to: string) =>
+      `(SELECT count(*) FROM ${this.events} WHERE tenant_id = ${tenant} AND time >= ${s.param(from)}::timestamptz` +
+      ` AND time < ${s.param(to)}::timestamptz${this.filters(s, query, "", true)})`;
+    const { from, to } = wholeMinutes(query.start, query.end);
+    let text: string;
+    if (query.resourcePrefix !== undefined || from >= to) {
+      text = `SELECT ${rangeCount(query.start, query.end)}::text AS n`;
+    } else {
+      const rolled =
+        `(SELECT coalesce(sum(n), 0) FROM ${this.counts} WHERE tenant_id = ${tenant}` +
+        ` AND minute >= ${s.param(from)}::timestamptz AND minute < ${s.param(to)}::timestamptz` +
+        `${this.filters(s, query, "", false)})`;
+      text = `SELECT (${rolled} + ${rangeCount(query.start, from)} + ${rangeCount(to, query.end)})::text AS n`;
+    }
+    try {
+      const rows = (await this.sql.unsafe(text, s.params)) as { n: string }[];
+      return Number(rows[0]?.n ?? 0);
+    } catch (error) {
+      throw indexFailed("count", error);
+    }
+  }
+
+  /** Up to `limit` locations after `after` in `(time, id)` order. */
+  async page(tenantId: string, query: AuditQuery, after: PagePosition | undefined, limit: number) {
+    const s = new Statement();
+    let text =
+      `SELECT e.id, to_char(e.time AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS time,` +
+      ` e.byte_start::float8 AS byte_start, e.byte_length, o.bucket, o.key, o.version_id` +
+      ` FROM ${this.events} e JOIN ${this.objects} o ON o.object_id = e.object_id` +
+      ` WHERE e.tenant_id = ${s.param(tenantId)} AND e.time >= ${s.param(query.start)}::timestamptz` +
+      ` AND e.time < ${s.param(query.end)}::timestamptz`;
+    if (after) text += ` AND (e.time, e.id) > (${s.param(after.time)}::timestamptz, ${s.param(after.id)}::text)`;
+    text += `${this.filters(s, query, "e.", true)} ORDER BY e.time, e.id LIMIT ${s.param(limit)}`;
+    try {
+      const rows = (await this.sql.unsafe(text, s.params)) as {
+        id: string;
+        time: string;
+        byte_start: number;
+        byte_length: number;
+        bucket: string;
+        key: string;
+        version_id: string;
+      }[];
+      return rows.map(
+        (row): EventLocation => ({
+          id: row.id,
+          time: row.time,
+          bucket: row.bucket,
+          key: row.key,
+          versionId: row.version_id,
+          byteStart: Number(row.byte_start),
+          byteLength: Number(row.byte_length),
+        }),
+      );
+    } catch (error) {
+      throw indexFailed("page", error);
+    }
+  }
+}
