@@ -152,7 +152,15 @@ export async function startAgent(config: AgentConfig, options: StartAgentOptions
     }
     if (classified.kind === "record") {
       return {
-        message: { topic: config.topic, key: classified.key, value: line.bytes, timestamp: classified.timestamp },
+        // `partition` is the default partitioner's value for the key, kept per tenant (the client takes it modulo
+        // the partition count), so the client does not hash every record's key again.
+        message: {
+          topic: config.topic,
+          key: classified.key,
+          value: line.bytes,
+          timestamp: classified.timestamp,
+          partition: classified.partition,
+        },
         kind: "record",
         file,
         end: line.end,

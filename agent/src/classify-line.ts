@@ -1,5 +1,7 @@
+import { defaultPartitioner } from "@platformatic/kafka";
 import { type AuditRecord, isSensitiveAttribute, validateRecord } from "@svc/audit-record";
 import { surelyValidRecord } from "./fast-record-check.ts";
+import { type ScanResult, scanRecord } from "./scan-record.ts";
 import type { SourceLine } from "./split-lines.ts";
 
 /** Why a line went to the dead-letter topic (docs/audit-storage.md, "Kafka": the `reason` header). */
@@ -7,20 +9,29 @@ export const DEAD_LETTER_REASONS = ["not-json", "invalid-record", "too-large", "
 export type DeadLetterReason = (typeof DEAD_LETTER_REASONS)[number];
 
 export type ClassifiedLine =
-  /** A valid audit record: `key` is its tenant (empty when it has none), `timestamp` its `time` in ms. */
-  | { kind: "record"; key: Buffer | undefined; timestamp: bigint }
+  /**
+   * A valid audit record: `key` is its tenant (empty when it has none), `timestamp` its `time` in ms, `partition`
+   * the producer's default partitioner's value for the key (murmur2, before the modulo; undefined without a key).
+   */
+  | { kind: "record"; key: Buffer | undefined; timestamp: bigint; partition: number | undefined }
   | { kind: "dead-letter"; reason: DeadLetterReason; error: string }
   /** An empty or all-whitespace line: nothing to ship. */
   | { kind: "blank" };
 
-// `surelyValidRecord` is the fast path; on a miss, `validateRecord` (the one schema's own validator) decides.
+// `scanRecord` (on the bytes) is the fast path, then `surelyValidRecord` (on the parsed value); on a miss of both,
+// `validateRecord` (the one schema's own validator) decides.
 const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 const BLANK = /^\s*$/;
 
 // Attribute names and tenants repeat from line to line: their verdicts and key bytes are kept (bounded).
 const CACHE_LIMIT = 10_000;
 const sensitiveNames = new Map<string, boolean>();
-const tenantKeys = new Map<string, Buffer>();
+interface TenantKey {
+  key: Buffer;
+  partition: number;
+}
+const tenantKeys = new Map<string, TenantKey>();
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
 
 function remember<V>(cache: Map<string, V>, key: string, value: V): V {
   if (cache.size >= CACHE_LIMIT) cache.clear();
@@ -38,9 +49,84 @@ function hasSensitiveAttribute(record: AuditRecord): boolean {
   return false;
 }
 
-function keyBytes(tenant: string): Buffer | undefined {
+function keyOf(tenant: string): TenantKey | undefined {
   if (tenant === "") return undefined;
-  return tenantKeys.get(tenant) ?? remember(tenantKeys, tenant, Buffer.from(tenant));
+  const cached = tenantKeys.get(tenant);
+  if (cached) return cached;
+  const key = Buffer.from(tenant);
+  return remember(tenantKeys, tenant, { key, partition: defaultPartitioner({ topic: "", value: key }, key) });
+}
+
+function latin1(b: Uint8Array, start: number, end: number): string {
+  return (b as Buffer).toString("latin1", start, end);
+}
+
+function sameBytes(b: Uint8Array, start: number, end: number, other: Uint8Array): boolean {
+  if (end - start !== other.length) return false;
+  for (let k = 0; k < other.length; k += 1) if (b[start + k] !== other[k]) return false;
+  return true;
+}
+
+// The fast path compares bytes with what it saw before instead of making a string per field: attribute names found
+// not sensitive, the tenants' keys (a small table by a hash of the bytes), the last `time`.
+const plainNames: Buffer[] = [];
+const PLAIN_NAMES_LIMIT = 64;
+const TENANT_SLOTS = 256;
+const tenantSlots: ({ bytes: Buffer; key: TenantKey } | undefined)[] = new Array(TENANT_SLOTS);
+
+function plainAttributeName(b: Uint8Array, start: number, end: number): boolean {
+  for (const name of plainNames) if (sameBytes(b, start, end, name)) return true;
+  if (sensitive(latin1(b, start, end))) return false;
+  if (plainNames.length < PLAIN_NAMES_LIMIT) plainNames.push(Buffer.from(b.subarray(start, end)));
+  return true;
+}
+
+function scannedKey(b: Uint8Array, start: number, end: number): TenantKey | undefined {
+  if (end === start) return undefined;
+  const slot =
+    (((end - start) * 31 + (b[start] as number) * 7 + (b[end - 1] as number)) ^ (b[(start + end) >> 1] as number)) &
+    (TENANT_SLOTS - 1);
+  const cached = tenantSlots[slot];
+  if (cached && sameBytes(b, start, end, cached.bytes)) return cached.key;
+  const key = keyOf(latin1(b, start, end));
+  if (key) tenantSlots[slot] = { bytes: key.key, key };
+  return key;
+}
+
+// Records written close together share their `time` (ms resolution): the last one's value is kept.
+let lastTime = "";
+let lastTimeBytes: Buffer = Buffer.alloc(0);
+let lastTimestamp = 0n;
+
+/** `time` in ms when it has the schema's `date-time` format (RFC 3339 that `Date.parse` reads), else undefined. */
+function timestampOf(time: string): bigint | undefined {
+  if (time === lastTime) return lastTimestamp;
+  if (!RFC3339.test(time)) return undefined;
+  const ms = Date.parse(time);
+  if (Number.isNaN(ms)) return undefined;
+  lastTime = time;
+  lastTimeBytes = Buffer.from(time, "latin1");
+  lastTimestamp = BigInt(ms);
+  return lastTimestamp;
+}
+
+function scannedTimestamp(b: Uint8Array, start: number, end: number): bigint | undefined {
+  if (sameBytes(b, start, end, lastTimeBytes)) return lastTimestamp;
+  return timestampOf(latin1(b, start, end));
+}
+
+const scanned: ScanResult = { timeStart: 0, timeEnd: 0, tenantStart: 0, tenantEnd: 0, claimedStart: 0, claimedEnd: 0 };
+
+/** The fast path: a line `scanRecord` accepts and whose time is well-formed, classified without parsing it. */
+function scannedRecord(bytes: Buffer): ClassifiedLine | undefined {
+  if (!scanRecord(bytes, scanned, plainAttributeName)) return undefined;
+  const timestamp = scannedTimestamp(bytes, scanned.timeStart, scanned.timeEnd);
+  if (timestamp === undefined) return undefined;
+  const key =
+    scanned.tenantEnd > scanned.tenantStart
+      ? scannedKey(bytes, scanned.tenantStart, scanned.tenantEnd)
+      : scannedKey(bytes, scanned.claimedStart, scanned.claimedEnd);
+  return { kind: "record", key: key?.key, timestamp, partition: key?.partition };
 }
 
 /** The tenant a record is keyed by: the verified `tenant_id`, else `claimed_tenant_id`, else none. */
@@ -51,6 +137,8 @@ export function tenantKey(record: AuditRecord): string {
 /** Decides what happens to one line: shipped as a record, dead-lettered with a reason, or skipped when blank. */
 export function classifyLine(line: SourceLine): ClassifiedLine {
   if (line.tooLarge) return { kind: "dead-letter", reason: "too-large", error: "line longer than maxLineBytes" };
+  const fast = scannedRecord(line.bytes);
+  if (fast) return fast;
   let text: string;
   try {
     text = decoder.decode(line.bytes);
@@ -74,9 +162,6 @@ export function classifyLine(line: SourceLine): ClassifiedLine {
       return { kind: "dead-letter", reason: "invalid-record", error: (cause as Error).message };
     }
   }
-  return {
-    kind: "record",
-    key: keyBytes(tenantKey(record)),
-    timestamp: BigInt(Date.parse(record.time)),
-  };
+  const key = keyOf(tenantKey(record));
+  return { kind: "record", key: key?.key, timestamp: BigInt(Date.parse(record.time)), partition: key?.partition };
 }
