@@ -44,11 +44,6 @@ export function toAuditEvent(record: StoredRecord): AuditEvent {
   });
 }
 
-function tenantHeader(call: ServerUnaryCall<unknown, unknown>): string | undefined {
-  const value = call.metadata.get("x-tenant-id")[0];
-  return value === undefined ? undefined : String(value);
-}
-
 /** `audit.v2.AuditService` (`list_events`, `export_events`) behind @svc/auth (`audit.list`, `audit.export`). */
 export function auditServiceImplementation(
   auth: AuthCore,
@@ -59,10 +54,7 @@ export function auditServiceImplementation(
     listEvents(call: ServerUnaryCall<ListEventsRequest, ListEventsResponse>, done: sendUnaryData<ListEventsResponse>) {
       const run = async () => {
         const fields = fieldsOf(call.request, { ...COMMON, pageSize: "page_size", pageToken: "page_token" });
-        const answer = await queries.list(
-          tenantOf(callerOf(call), tenantHeader(call)),
-          parseListRequest(fields, limits),
-        );
+        const answer = await queries.list(tenantOf(callerOf(call)), parseListRequest(fields, limits));
         return {
           totalCount: answer.totalCount,
           events: answer.events.map(toAuditEvent),
@@ -80,7 +72,7 @@ export function auditServiceImplementation(
     ) {
       const run = async () => {
         const fields = fieldsOf(call.request, { ...COMMON, format: "format" });
-        const answer = await queries.export(tenantOf(callerOf(call), tenantHeader(call)), parseExportRequest(fields));
+        const answer = await queries.export(tenantOf(callerOf(call)), parseExportRequest(fields));
         return {
           data: Buffer.from(answer.data.buffer, answer.data.byteOffset, answer.data.length),
           totalCount: answer.totalCount,

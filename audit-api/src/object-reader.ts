@@ -1,4 +1,4 @@
-import { GetObjectCommand, type S3Client } from "@aws-sdk/client-s3";
+import { GetObjectCommand, type S3Client, S3ServiceException } from "@aws-sdk/client-s3";
 import { AuditApiError } from "./errors.ts";
 import type { EventLocation } from "./index-reader.ts";
 
@@ -15,10 +15,17 @@ interface RangeRead {
 /** GETs running at once for one page. */
 const CONCURRENCY = 8;
 
+/** Whether the same GET may succeed later: throttling, server errors, network failures (not a 403 or 404). */
+function canRetryGet(error: unknown): boolean {
+  if (!(error instanceof S3ServiceException)) return true;
+  const status = error.$metadata.httpStatusCode ?? 0;
+  return status === 0 || status === 408 || status === 429 || status >= 500;
+}
+
 function readFailed(subject: string, message: string, cause?: unknown): AuditApiError {
   return new AuditApiError("AUDIT_API_OBJECT_READ_FAILED", `${subject}: ${message}`, {
     subject,
-    canRetry: cause !== undefined,
+    canRetry: cause !== undefined && canRetryGet(cause),
     cause,
   });
 }

@@ -26,11 +26,11 @@ export function restApp(auth: AuthCore, queries: AuditQueries, limits: QueryLimi
       if (code === "PARSE") return errorResponse(invalidArgument("body", "not a JSON object"));
       return undefined;
     })
-    .post("/v2/audit/events", async ({ body, caller, headers }) => {
+    .post("/v2/audit/events", async ({ body, caller }) => {
       if (typeof body !== "object" || body === null || Array.isArray(body)) {
         throw invalidArgument("body", "must be a JSON object");
       }
-      const tenantId = tenantOf(caller, headers["x-tenant-id"]);
+      const tenantId = tenantOf(caller);
       const answer = await queries.list(tenantId, parseListRequest(body as Record<string, unknown>, limits));
       return { total_count: answer.totalCount, events: answer.events, next_page_token: answer.nextPageToken };
     });

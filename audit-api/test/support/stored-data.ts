@@ -55,10 +55,11 @@ export async function storeBatch(
   s3: S3Client,
   names: { keyPrefix: string; schema: string },
   batch: SealedBatch,
+  compression: "none" | "gzip" = "none",
 ): Promise<number> {
   const object = await putBatchObject(
     s3,
-    { bucket: "svc-audit", keyPrefix: names.keyPrefix, retentionDays: 1, compression: "none" },
+    { bucket: "svc-audit", keyPrefix: names.keyPrefix, retentionDays: 1, compression },
     batch,
   );
   return (await writeBatchIndex(sql, names.schema, batch, object)).inserted;
@@ -70,4 +71,48 @@ export function byTimeThenId(a: TestRecord, b: TestRecord): number {
   const tb = Date.parse(b.time);
   if (ta !== tb) return ta - tb;
   return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+
+/** The API's env for a test: ports 0 on loopback, the stack's PostgreSQL and MinIO, quiet logs. */
+export function apiEnv(schema: string, extra: Record<string, string> = {}): Record<string, string> {
+  const stack = stackEnv();
+  return {
+    SVC_AUDIT_HOST_PORT: "0",
+    SVC_AUDIT_GRPC_HOST: "127.0.0.1",
+    SVC_AUDIT_REST_PORT: "0",
+    SVC_AUDIT_REST_HOST: "127.0.0.1",
+    SVC_AUDIT_PG_URL: stack.postgresUrl,
+    SVC_AUDIT_INDEX_SCHEMA: schema,
+    SVC_AUDIT_S3_ENDPOINT: stack.s3.endpoint,
+    SVC_AUDIT_S3_REGION: stack.s3.region,
+    SVC_AUDIT_S3_ACCESS_KEY: stack.s3.accessKeyId,
+    SVC_AUDIT_S3_SECRET_KEY: stack.s3.secretAccessKey,
+    SVC_AUDIT_API_PAGE_TOKEN_KEY: "test-page-token-key-0123456789abcdef",
+    SVC_AUDIT_LOG_LEVEL: "silent",
+    ...extra,
+  };
+}
+
+/** Auth off, as a test environment may run it (spec): x-tenant-id alone selects the tenant. */
+export const AUTH_DISABLED = { SVC_AUTH_DISABLED: "true", SVC_AUTH_DISABLED_ACKNOWLEDGE: "test-environment-only" };
+
+export function sampleRecord(
+  id: string,
+  tenantId: string,
+  timeMs: number,
+  extra: Partial<TestRecord> = {},
+): TestRecord {
+  return {
+    id,
+    time: new Date(timeMs).toISOString(),
+    source: "endpoint",
+    action: "/svc.Endpoint/Search",
+    resource: "index/products",
+    result: "OK",
+    duration_ms: 1.5,
+    claimed_tenant_id: tenantId,
+    principal_id: "svc-app",
+    tenant_id: tenantId,
+    ...extra,
+  };
 }

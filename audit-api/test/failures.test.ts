@@ -1,0 +1,186 @@
+/**
+ * What goes wrong around the query core, on the real stack with auth disabled (spec: test environments): gzip
+ * objects, an index that names the wrong bytes or a missing object version, an index schema that is not there, an
+ * unreachable PostgreSQL, the export byte limit, and main's start and SIGTERM.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import type { S3Client } from "@aws-sdk/client-s3";
+import { ensureIndexSchema } from "@svc/queue-consumer";
+import { randomName, stackEnv } from "@svc/testkit";
+import { SQL } from "bun";
+import { pino } from "pino";
+import { type AuditApi, parseAuditApiConfig, startAuditApi } from "../index.ts";
+import {
+  AUTH_DISABLED,
+  apiEnv,
+  sampleRecord,
+  sealBatch,
+  storageNames,
+  storeBatch,
+  type TestRecord,
+  testS3,
+} from "./support/stored-data.ts";
+
+const names = storageNames("fail");
+const T0 = Date.parse("2026-04-01T08:00:00Z");
+const RANGE = { start_time: "2026-04-01T00:00:00Z", end_time: "2026-04-02T00:00:00Z" };
+const started: AuditApi[] = [];
+let sql: SQL;
+let s3: S3Client;
+let api: AuditApi;
+
+async function start(schema: string, extra: Record<string, string> = {}): Promise<AuditApi> {
+  const config = parseAuditApiConfig(apiEnv(schema, { ...AUTH_DISABLED, ...extra }));
+  const instance = await startAuditApi(config, { logger: pino({ level: "silent" }) });
+  started.push(instance);
+  return instance;
+}
+
+async function list(on: AuditApi, tenantId: string | undefined, body: unknown = RANGE) {
+  const headers: Record<string, string> = { "content-type": "application/json" };
+  if (tenantId !== undefined) headers["x-tenant-id"] = tenantId;
+  const response = await fetch(`http://127.0.0.1:${on.restPort}/v2/audit/events`, {
+    method: "POST",
+    headers,
+    body: JSON.stringify(body),
+  });
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
+
+const errorCode = (body: Record<string, unknown>) => (body.error as { code: string }).code;
+
+beforeAll(async () => {
+  sql = new SQL({ url: stackEnv().postgresUrl, max: 2 });
+  s3 = testS3();
+  await ensureIndexSchema(sql, names.schema);
+  api = await start(names.schema, { SVC_AUDIT_API_MAX_EXPORT_BYTES: "1024" });
+});
+
+afterAll(async () => {
+  for (const instance of started) await instance.stop();
+  await sql?.unsafe(`DROP SCHEMA IF EXISTS "${names.schema}" CASCADE`);
+  await sql?.close();
+  s3?.destroy();
+});
+
+test("auth disabled: x-tenant-id alone selects the tenant; without it the call is refused", async () => {
+  const tenant = randomName("tenant");
+  await storeBatch(sql, s3, names, sealBatch(names.topic, 0, 0n, [sampleRecord(randomName("ev"), tenant, T0)]));
+  expect((await list(api, tenant)).body.total_count).toBe(1);
+  expect((await list(api, randomName("tenant"))).body.total_count).toBe(0);
+  const missing = await list(api, undefined);
+  expect(missing.status).toBe(403);
+  expect(errorCode(missing.body)).toBe("AUTH_TENANT_HEADER_MISSING");
+});
+
+test("gzip objects are read whole and decoded", async () => {
+  const tenant = randomName("tenant");
+  const records = Array.from({ length: 5 }, (_, i) =>
+    sampleRecord(`gz-${i}-${randomName("e")}`, tenant, T0 + i * 1000),
+  );
+  expect(await storeBatch(sql, s3, names, sealBatch(names.topic, 1, 0n, records), "gzip")).toBe(5);
+  const { status, body } = await list(api, tenant, { ...RANGE, page_size: 3 });
+  expect(status).toBe(200);
+  expect(body.total_count).toBe(5);
+  expect(body.events).toEqual(records.slice(0, 3) as unknown as Record<string, unknown>[]);
+});
+
+async function indexRow(tenant: string, id: string, objectId: string, byteStart: number, byteLength: number) {
+  await sql.unsafe(
+    `INSERT INTO "${names.schema}".events (id, tenant_id, time, principal_id, action, result, resource, object_id,
+       byte_start, byte_length) VALUES ($1, $2, $3, 'p', 'a', 'OK', 'r', $4, $5, $6)`,
+    [id, tenant, new Date(T0).toISOString(), objectId, byteStart, byteLength],
+  );
+}
+
+test("an index row naming bytes that do not hold its event: 500 AUDIT_API_OBJECT_READ_FAILED", async () => {
+  const tenant = randomName("tenant");
+  const records: TestRecord[] = [
+    sampleRecord(randomName("ev"), tenant, T0),
+    sampleRecord(randomName("ev"), tenant, T0),
+  ];
+  await storeBatch(sql, s3, names, sealBatch(names.topic, 2, 0n, records));
+  const [row] = (await sql.unsafe(
+    `SELECT object_id::text AS object_id, byte_length FROM "${names.schema}".events WHERE id = $1`,
+    [records[1]?.id],
+  )) as { object_id: string; byte_length: number }[];
+  if (!row) throw new Error("the stored event is not indexed");
+  await indexRow(randomName("t2"), "x", row.object_id, 0, row.byte_length); // another tenant: not ours
+  const wrong = randomName("wrong");
+  await indexRow(tenant, wrong, row.object_id, 0, row.byte_length); // the bytes of records[0]
+  const { status, body } = await list(api, tenant);
+  expect(status).toBe(500);
+  expect(errorCode(body)).toBe("AUDIT_API_OBJECT_READ_FAILED");
+  expect((body.error as { message: string }).message).toContain(wrong);
+});
+
+test("an object version that is not there: 500 AUDIT_API_OBJECT_READ_FAILED (a 404 is not retried)", async () => {
+  const tenant = randomName("tenant");
+  const [object] = (await sql.unsafe(
+    `INSERT INTO "${names.schema}".objects (bucket, key, version_id, topic, partition, first_offset, last_offset,
+       records, bytes) VALUES ('svc-audit', $1, 'no-such-version', 't', 0, 0, 0, 1, 100)
+     RETURNING object_id::text AS object_id`,
+    [`${names.keyPrefix}missing.jsonl`],
+  )) as { object_id: string }[];
+  await indexRow(tenant, randomName("ev"), object?.object_id ?? "0", 0, 50);
+  const { status, body } = await list(api, tenant);
+  expect(status).toBe(500);
+  expect(errorCode(body)).toBe("AUDIT_API_OBJECT_READ_FAILED");
+});
+
+test("an export above the byte limit is refused with AUDIT_API_EXPORT_TOO_LARGE; a smaller range passes", async () => {
+  const tenant = randomName("tenant");
+  const records = Array.from({ length: 6 }, (_, i) => sampleRecord(`big-${i}-${randomName("e")}`, tenant, T0 + i));
+  await storeBatch(sql, s3, names, sealBatch(names.topic, 3, 0n, records));
+  const error = await api.queries.export(tenant, { start: RANGE.start_time, end: RANGE.end_time }).then(
+    () => undefined,
+    (e: unknown) => e as { code: string; message: string },
+  );
+  expect(error?.code).toBe("AUDIT_API_EXPORT_TOO_LARGE");
+  expect(error?.message).toContain("1024 bytes");
+  const small = await api.queries.export(tenant, { start: RANGE.start_time, end: new Date(T0 + 2).toISOString() });
+  expect(small.totalCount).toBe(2);
+});
+
+test("an index schema that does not exist: 500 AUDIT_API_INDEX_FAILED (not retriable)", async () => {
+  const absent = await start(randomName("t_api_absent").replaceAll("-", "_"));
+  const { status, body } = await list(absent, "t");
+  expect(status).toBe(500);
+  expect(errorCode(body)).toBe("AUDIT_API_INDEX_FAILED");
+});
+
+test("PostgreSQL unreachable: 503 AUDIT_API_INDEX_FAILED (retriable)", async () => {
+  const down = await start(names.schema, { SVC_AUDIT_PG_URL: "postgres://svc:x@127.0.0.1:1/svc" });
+  const { status, body } = await list(down, "t");
+  expect(status).toBe(503);
+  expect(errorCode(body)).toBe("AUDIT_API_INDEX_FAILED");
+});
+
+test("main: serves once started, stops with exit 0 on SIGTERM; exits 1 when auth's start-up check fails", async () => {
+  const env = {
+    PATH: process.env.PATH ?? "",
+    ...apiEnv(names.schema, { ...AUTH_DISABLED, SVC_AUDIT_LOG_LEVEL: "info" }),
+  };
+  const child = Bun.spawn(["bun", "run", `${import.meta.dir}/../src/main.ts`], { env, stdout: "pipe", stderr: "pipe" });
+  const reader = child.stdout.getReader();
+  let text = "";
+  let restPort: number | undefined;
+  while (restPort === undefined) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`main ended before it started: ${text}`);
+    text += new TextDecoder().decode(value);
+    const line = text.split("\n").find((l) => l.includes('"audit-api started"'));
+    if (line) restPort = (JSON.parse(line) as { restPort: number }).restPort;
+  }
+  const health = await fetch(`http://127.0.0.1:${restPort}/health`);
+  expect(health.status).toBe(200);
+  child.kill("SIGTERM");
+  expect(await child.exited).toBe(0);
+
+  const failing = Bun.spawn(["bun", "run", `${import.meta.dir}/../src/main.ts`], {
+    env: { ...env, SVC_AUTH_DISABLED: "false", SVC_AUTH_ISSUER: "http://127.0.0.1:1/realms/none" },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  expect(await failing.exited).toBe(1);
+});
