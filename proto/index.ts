@@ -14,6 +14,8 @@ export {
   AuditServiceService,
   ExportEventsRequest,
   ExportEventsResponse,
+  ExportEventsStreamRequest,
+  ExportEventsStreamResponse,
   ExportFormat,
   exportFormatFromJSON,
   exportFormatToJSON,

@@ -24,6 +24,8 @@ export interface ExportAnswer {
 
 /** Rows read from the index per step of an export. */
 const EXPORT_STEP = 2_000;
+/** A streamed chunk closes at this many bytes (lines are at most 1 MiB: one chunk stays under 4 MiB). */
+const CHUNK_BYTES = 1024 * 1024;
 
 const decoder = new TextDecoder("utf-8", { fatal: false });
 
@@ -76,6 +78,35 @@ export class AuditQueries {
   }
 
   /**
+   * Every matching event as JSONL chunks (each a whole number of lines, about `CHUNK_BYTES`), oldest first: the
+   * streaming export, for a range of any size. Memory stays at one index step.
+   */
+  async *exportChunks(tenantId: string, query: AuditQuery): AsyncGenerator<ExportAnswer> {
+    let after: { time: string; id: string } | undefined;
+    for (;;) {
+      const rows = await this.index.page(tenantId, query, after, EXPORT_STEP);
+      if (rows.length === 0) return;
+      const lines = await readLines(this.s3, rows, this.limits.rangeMergeBytes);
+      let part: Uint8Array[] = [];
+      let bytes = 0;
+      for (const [i, location] of rows.entries()) {
+        const line = lines[i] as Uint8Array;
+        parseLine(line, location);
+        part.push(line);
+        bytes += line.length + 1;
+        if (bytes >= CHUNK_BYTES) {
+          yield { data: joinLines(part, bytes), totalCount: part.length };
+          [part, bytes] = [[], 0];
+        }
+      }
+      if (part.length > 0) yield { data: joinLines(part, bytes), totalCount: part.length };
+      const last = rows.at(-1) as EventLocation;
+      after = { time: last.time, id: last.id };
+      if (rows.length < EXPORT_STEP) return;
+    }
+  }
+
+  /**
    * Every matching event as JSONL, for the unary export. Refused with `AUDIT_API_EXPORT_TOO_LARGE` above the
    * configured events or bytes (a unary message is held whole by both ends).
    */
@@ -86,40 +117,34 @@ export class AuditQueries {
     const chunks: Uint8Array[] = [];
     let bytes = 0;
     let count = 0;
-    let after: { time: string; id: string } | undefined;
-    for (;;) {
-      const rows = await this.index.page(tenantId, query, after, EXPORT_STEP);
-      if (rows.length === 0) break;
-      const lines = await readLines(this.s3, rows, this.limits.rangeMergeBytes);
-      for (const [i, location] of rows.entries()) {
-        const line = lines[i] as Uint8Array;
-        parseLine(line, location);
-        bytes += line.length + 1;
-        count += 1;
-        if (bytes > maxExportBytes) throw tooLarge(`more than ${maxExportBytes} bytes`, `${maxExportBytes} bytes`);
-        if (count > maxExportEvents) throw tooLarge(`more than ${maxExportEvents} events`, `${maxExportEvents} events`);
-        chunks.push(line);
-      }
-      const last = rows.at(-1) as EventLocation;
-      after = { time: last.time, id: last.id };
-      if (rows.length < EXPORT_STEP) break;
+    for await (const chunk of this.exportChunks(tenantId, query)) {
+      bytes += chunk.data.length;
+      count += chunk.totalCount;
+      if (bytes > maxExportBytes) throw tooLarge(`more than ${maxExportBytes} bytes`, `${maxExportBytes} bytes`);
+      if (count > maxExportEvents) throw tooLarge(`more than ${maxExportEvents} events`, `${maxExportEvents} events`);
+      chunks.push(chunk.data);
     }
-    const data = new Uint8Array(bytes);
-    let offset = 0;
-    for (const chunk of chunks) {
-      data.set(chunk, offset);
-      offset += chunk.length;
-      data[offset++] = 0x0a;
-    }
-    return { data, totalCount: count };
+    return { data: Buffer.concat(chunks, bytes), totalCount: count };
   }
+}
+
+/** Lines joined, each followed by `\n`. */
+function joinLines(lines: readonly Uint8Array[], bytes: number): Uint8Array {
+  const data = new Uint8Array(bytes);
+  let offset = 0;
+  for (const line of lines) {
+    data.set(line, offset);
+    offset += line.length;
+    data[offset++] = 0x0a;
+  }
+  return data;
 }
 
 function tooLarge(size: string, limit: string): AuditApiError {
   return new AuditApiError(
     "AUDIT_API_EXPORT_TOO_LARGE",
-    `the range holds ${size}, above the largest unary export (${limit}); page through list_events ` +
-      "(POST /v2/audit/events with page_token) or export shorter ranges",
+    `the range holds ${size}, above the largest unary export (${limit}); use the streaming export ` +
+      "(gRPC export_events_stream, or POST /v2/audit/events/export answering application/x-ndjson)",
     { subject: "end_time" },
   );
 }

@@ -1,10 +1,13 @@
-import type { ServerUnaryCall, sendUnaryData, UntypedServiceImplementation } from "@grpc/grpc-js";
+import { once } from "node:events";
+import type { ServerUnaryCall, ServerWritableStream, sendUnaryData, UntypedServiceImplementation } from "@grpc/grpc-js";
 import { type AuthCore, authorizeService, callerOf } from "@svc/auth";
 import {
   AuditEvent,
   AuditServiceService,
   type ExportEventsRequest,
   type ExportEventsResponse,
+  type ExportEventsStreamRequest,
+  type ExportEventsStreamResponse,
   type ListEventsRequest,
   type ListEventsResponse,
 } from "@svc/proto";
@@ -83,10 +86,27 @@ export function auditServiceImplementation(
         (error: unknown) => done(grpcStatusOf(error)),
       );
     },
+    exportEventsStream(call: ServerWritableStream<ExportEventsStreamRequest, ExportEventsStreamResponse>) {
+      const run = async () => {
+        const fields = fieldsOf(call.request, { ...COMMON, format: "format" });
+        const query = parseExportRequest(fields);
+        for await (const chunk of queries.exportChunks(tenantOf(callerOf(call)), query)) {
+          if (call.cancelled) return;
+          const message = {
+            data: Buffer.from(chunk.data.buffer, chunk.data.byteOffset, chunk.data.length),
+            count: chunk.totalCount,
+          };
+          if (!call.write(message)) await once(call, "drain");
+        }
+        call.end();
+      };
+      run().catch((error: unknown) => call.emit("error", grpcStatusOf(error)));
+    },
   };
   return authorizeService(auth, AuditServiceService, implementation as unknown as UntypedServiceImplementation, {
     listEvents: "audit.list",
     exportEvents: "audit.export",
+    exportEventsStream: "audit.export",
   });
 }
 

@@ -1,21 +1,29 @@
 import { type AuthCore, assertRoutesCovered, bearerAuth } from "@svc/auth";
 import { type HealthState, healthRoutes } from "@svc/health";
 import { Elysia } from "elysia";
-import type { AuditQueries } from "./audit-queries.ts";
+import type { AuditQueries, ExportAnswer } from "./audit-queries.ts";
 import type { QueryLimits } from "./config.ts";
 import { AuditApiError, invalidArgument } from "./errors.ts";
-import { parseListRequest } from "./query-request.ts";
+import { parseExportRequest, parseListRequest, type RequestFields } from "./query-request.ts";
 import { tenantOf } from "./tenant-of.ts";
 import { errorResponse } from "./transport-errors.ts";
 
 const AUTH_OPTIONS = {
-  operations: { "POST /v2/audit/events": "audit.list" },
+  operations: { "POST /v2/audit/events": "audit.list", "POST /v2/audit/events/export": "audit.export" },
   publicRoutes: ["GET /health", "GET /health/ready", "GET /health/pod-ready", "GET /health/whoami"],
 } as const;
+
+function objectBody(body: unknown): RequestFields {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    throw invalidArgument("body", "must be a JSON object");
+  }
+  return body as RequestFields;
+}
 
 /**
  * REST: `POST /v2/audit/events` (spec: Endpoints → Audit service) with body `start_time`, `end_time`,
  * `page_size`, `page_token` and the optional filters; answers `{ total_count, events, next_page_token }`.
+ * `POST /v2/audit/events/export` (body: the range and filters) streams the JSONL as `application/x-ndjson`.
  */
 export function restApp(auth: AuthCore, queries: AuditQueries, limits: QueryLimits, health: HealthState) {
   const app = new Elysia()
@@ -27,12 +35,26 @@ export function restApp(auth: AuthCore, queries: AuditQueries, limits: QueryLimi
       return undefined;
     })
     .post("/v2/audit/events", async ({ body, caller }) => {
-      if (typeof body !== "object" || body === null || Array.isArray(body)) {
-        throw invalidArgument("body", "must be a JSON object");
-      }
-      const tenantId = tenantOf(caller);
-      const answer = await queries.list(tenantId, parseListRequest(body as Record<string, unknown>, limits));
+      const answer = await queries.list(tenantOf(caller), parseListRequest(objectBody(body), limits));
       return { total_count: answer.totalCount, events: answer.events, next_page_token: answer.nextPageToken };
+    })
+    .post("/v2/audit/events/export", async ({ body, caller }) => {
+      const query = parseExportRequest(objectBody(body));
+      const chunks = queries.exportChunks(tenantOf(caller), query);
+      // The first chunk is read before answering, so a failure at the start is a status, not a cut stream.
+      let pending: IteratorResult<ExportAnswer> | undefined = await chunks.next();
+      const stream = new ReadableStream<Uint8Array>({
+        pull: async (controller) => {
+          const next = pending ?? (await chunks.next());
+          pending = undefined;
+          if (next.done) controller.close();
+          else controller.enqueue(next.value.data);
+        },
+        cancel: async () => {
+          await chunks.return(undefined);
+        },
+      });
+      return new Response(stream, { headers: { "content-type": "application/x-ndjson" } });
     });
   assertRoutesCovered(app, AUTH_OPTIONS);
   return app;

@@ -10,6 +10,8 @@ import {
   AuditServiceClient,
   type ExportEventsRequest,
   type ExportEventsResponse,
+  type ExportEventsStreamRequest,
+  type ExportEventsStreamResponse,
   type ListEventsRequest,
   type ListEventsResponse,
 } from "@svc/proto";
@@ -266,6 +268,34 @@ describe("REST POST /v2/audit/events", () => {
   });
 });
 
+describe("REST POST /v2/audit/events/export (application/x-ndjson)", () => {
+  const exportRest = (body: unknown, auth = fullAuth) =>
+    fetch(`http://127.0.0.1:${api.restPort}/v2/audit/events/export`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-tenant-id": tenant, authorization: auth },
+      body: JSON.stringify(body),
+    });
+
+  test("streams every stored line of a range larger than the unary limit, in order", async () => {
+    const from = BASE_MS - 60_000;
+    const to = BASE_MS + 600_000;
+    const response = await exportRest({ start_time: iso(from), end_time: iso(to), format: "EXPORT_FORMAT_JSON" });
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toBe("application/x-ndjson");
+    const expected = inRange(from, to);
+    expect(expected.length).toBeGreaterThan(200);
+    expect(await response.text()).toBe(expected.map((r) => `${JSON.stringify(r)}\n`).join(""));
+  });
+
+  test("needs audit:export; a bad field is a 400 before any byte streams", async () => {
+    const range = { start_time: iso(BASE_MS), end_time: iso(BASE_MS + 60_000) };
+    expect((await exportRest(range, readOnlyAuth)).status).toBe(403);
+    const bad = await exportRest({ ...range, page_size: 5 });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: { message: string } }).error.message).toStartWith("page_size:");
+  });
+});
+
 describe("gRPC audit.v2.AuditService", () => {
   let client: AuditServiceClient;
   beforeAll(() => {
@@ -342,11 +372,48 @@ describe("gRPC audit.v2.AuditService", () => {
     expect(denied.totalCount).toBe(inRange(from, to, (r) => r.result === "PERMISSION_DENIED").length);
   });
 
-  test("export_events above the largest unary export: RESOURCE_EXHAUSTED naming the paged form", async () => {
+  test("export_events above the largest unary export: RESOURCE_EXHAUSTED naming the streaming form", async () => {
     const error = await failure(exportEvents({ startTime: iso(BASE_MS - 60_000), endTime: iso(BASE_MS + 3_600_000) }));
     expect(error.code).toBe(status.RESOURCE_EXHAUSTED);
     expect(error.details).toContain("AUDIT_API_EXPORT_TOO_LARGE");
-    expect(error.details).toContain("list_events");
+    expect(error.details).toContain("export_events_stream");
+  });
+
+  test("export_events_stream: the whole range in chunks of whole lines, beyond the unary limit", async () => {
+    const from = BASE_MS - 60_000;
+    const to = BASE_MS + 600_000;
+    const stream = client.exportEventsStream(
+      { header: { id: "s" }, startTime: iso(from), endTime: iso(to), format: 1, principalId: "svc-app" },
+      metadata(),
+    );
+    let text = "";
+    let count = 0;
+    for await (const chunk of stream as AsyncIterable<ExportEventsStreamResponse>) {
+      const part = Buffer.from(chunk.data).toString("utf8");
+      expect(part.endsWith("\n")).toBe(true);
+      text += part;
+      count += chunk.count;
+    }
+    const expected = inRange(from, to, (r) => r.principal_id === "svc-app");
+    expect(count).toBe(expected.length);
+    expect(text).toBe(expected.map((r) => `${JSON.stringify(r)}\n`).join(""));
+  });
+
+  test("export_events_stream: a bad field and a missing scope end the stream with their status", async () => {
+    const statusOf = (request: Partial<ExportEventsStreamRequest>, m: Metadata) =>
+      new Promise<ServiceError>((resolve, reject) => {
+        const stream = client.exportEventsStream(
+          { header: { id: "s" }, startTime: iso(BASE_MS), endTime: iso(BASE_MS + 60_000), format: 1, ...request },
+          m,
+        );
+        stream.on("data", () => {});
+        stream.on("error", resolve);
+        stream.on("end", () => reject(new Error("the stream ended without an error")));
+      });
+    const bad = await statusOf({ endTime: "tomorrow" }, metadata());
+    expect(bad.code).toBe(status.INVALID_ARGUMENT);
+    expect(bad.details).toContain("end_time:");
+    expect((await statusOf({}, metadata(readOnlyAuth))).code).toBe(status.PERMISSION_DENIED);
   });
 
   test("export needs audit:export; another tenant's header is refused; no token is UNAUTHENTICATED", async () => {

@@ -91,6 +91,7 @@ export async function startTestServer(tls?: { key: string; cert: string }): Prom
       data: Buffer.from(`${JSON.stringify({ id: request.header?.id, action: "export", result: "OK" })}\n`),
       totalCount: 1,
     })),
+    exportEventsStream: (call) => call.end(),
   };
   server.addService(HealthService, health);
   server.addService(AuditServiceService, audit);

@@ -11,7 +11,9 @@ import {
   type ChannelCredentials,
   Client,
   type ClientOptions,
+  type ClientReadableStream,
   type ClientUnaryCall,
+  type handleServerStreamingCall,
   type handleUnaryCall,
   makeGenericClientConstructor,
   type Metadata,
@@ -170,6 +172,36 @@ export interface ExportEventsResponse {
   data: Buffer;
   /** Number of records (lines) in `data`. */
   totalCount: number;
+}
+
+/**
+ * ExportEventsStreamRequest selects a time range of audit events to export
+ * as a stream; the fields are those of ExportEventsRequest.
+ */
+export interface ExportEventsStreamRequest {
+  /** Request header; `header.id` is the caller-chosen request identifier. */
+  header:
+    | RequestHeader
+    | undefined;
+  /** Lower bound of the time range, RFC 3339 UTC timestamp string. */
+  startTime: string;
+  /** Upper bound of the time range (exclusive), RFC 3339 UTC timestamp string. */
+  endTime: string;
+  /** Encoding of the chunks' `data`. */
+  format: ExportFormat;
+  /** Optional filters, as in ListEventsRequest. */
+  principalId?: string | undefined;
+  action?: string | undefined;
+  result?: string | undefined;
+  resourcePrefix?: string | undefined;
+}
+
+/** ExportEventsStreamResponse is one chunk of a streamed export. */
+export interface ExportEventsStreamResponse {
+  /** JSONL (UTF-8): whole lines only, each ending in "\n". */
+  data: Buffer;
+  /** Number of records (lines) in this chunk's `data`. */
+  count: number;
 }
 
 /**
@@ -922,6 +954,299 @@ export const ExportEventsResponse: MessageFns<ExportEventsResponse> = {
   },
 };
 
+function createBaseExportEventsStreamRequest(): ExportEventsStreamRequest {
+  return {
+    header: undefined,
+    startTime: "",
+    endTime: "",
+    format: 0,
+    principalId: undefined,
+    action: undefined,
+    result: undefined,
+    resourcePrefix: undefined,
+  };
+}
+
+export const ExportEventsStreamRequest: MessageFns<ExportEventsStreamRequest> = {
+  encode(message: ExportEventsStreamRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.header !== undefined) {
+      RequestHeader.encode(message.header, writer.uint32(10).fork()).join();
+    }
+    if (message.startTime !== "") {
+      writer.uint32(18).string(message.startTime);
+    }
+    if (message.endTime !== "") {
+      writer.uint32(26).string(message.endTime);
+    }
+    if (message.format !== 0) {
+      writer.uint32(32).int32(message.format);
+    }
+    if (message.principalId !== undefined) {
+      writer.uint32(42).string(message.principalId);
+    }
+    if (message.action !== undefined) {
+      writer.uint32(50).string(message.action);
+    }
+    if (message.result !== undefined) {
+      writer.uint32(58).string(message.result);
+    }
+    if (message.resourcePrefix !== undefined) {
+      writer.uint32(66).string(message.resourcePrefix);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ExportEventsStreamRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseExportEventsStreamRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.header = RequestHeader.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.startTime = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.endTime = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.format = reader.int32() as any;
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.principalId = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.action = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.result = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.resourcePrefix = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ExportEventsStreamRequest {
+    return {
+      header: isSet(object.header) ? RequestHeader.fromJSON(object.header) : undefined,
+      startTime: isSet(object.startTime)
+        ? globalThis.String(object.startTime)
+        : isSet(object.start_time)
+        ? globalThis.String(object.start_time)
+        : "",
+      endTime: isSet(object.endTime)
+        ? globalThis.String(object.endTime)
+        : isSet(object.end_time)
+        ? globalThis.String(object.end_time)
+        : "",
+      format: isSet(object.format) ? exportFormatFromJSON(object.format) : 0,
+      principalId: isSet(object.principalId)
+        ? globalThis.String(object.principalId)
+        : isSet(object.principal_id)
+        ? globalThis.String(object.principal_id)
+        : undefined,
+      action: isSet(object.action) ? globalThis.String(object.action) : undefined,
+      result: isSet(object.result) ? globalThis.String(object.result) : undefined,
+      resourcePrefix: isSet(object.resourcePrefix)
+        ? globalThis.String(object.resourcePrefix)
+        : isSet(object.resource_prefix)
+        ? globalThis.String(object.resource_prefix)
+        : undefined,
+    };
+  },
+
+  toJSON(message: ExportEventsStreamRequest): unknown {
+    const obj: any = {};
+    if (message.header !== undefined) {
+      obj.header = RequestHeader.toJSON(message.header);
+    }
+    if (message.startTime !== "") {
+      obj.startTime = message.startTime;
+    }
+    if (message.endTime !== "") {
+      obj.endTime = message.endTime;
+    }
+    if (message.format !== 0) {
+      obj.format = exportFormatToJSON(message.format);
+    }
+    if (message.principalId !== undefined) {
+      obj.principalId = message.principalId;
+    }
+    if (message.action !== undefined) {
+      obj.action = message.action;
+    }
+    if (message.result !== undefined) {
+      obj.result = message.result;
+    }
+    if (message.resourcePrefix !== undefined) {
+      obj.resourcePrefix = message.resourcePrefix;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ExportEventsStreamRequest>): ExportEventsStreamRequest {
+    return ExportEventsStreamRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ExportEventsStreamRequest>): ExportEventsStreamRequest {
+    const message = createBaseExportEventsStreamRequest();
+    message.header = (object.header !== undefined && object.header !== null)
+      ? RequestHeader.fromPartial(object.header)
+      : undefined;
+    message.startTime = object.startTime ?? "";
+    message.endTime = object.endTime ?? "";
+    message.format = object.format ?? 0;
+    message.principalId = object.principalId ?? undefined;
+    message.action = object.action ?? undefined;
+    message.result = object.result ?? undefined;
+    message.resourcePrefix = object.resourcePrefix ?? undefined;
+    return message;
+  },
+};
+
+function createBaseExportEventsStreamResponse(): ExportEventsStreamResponse {
+  return { data: Buffer.alloc(0), count: 0 };
+}
+
+export const ExportEventsStreamResponse: MessageFns<ExportEventsStreamResponse> = {
+  encode(message: ExportEventsStreamResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.data.length !== 0) {
+      writer.uint32(10).bytes(message.data);
+    }
+    if (message.count !== 0) {
+      writer.uint32(16).int64(message.count);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ExportEventsStreamResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseExportEventsStreamResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.data = Buffer.from(reader.bytes());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.count = longToNumber(reader.int64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ExportEventsStreamResponse {
+    return {
+      data: isSet(object.data) ? Buffer.from(bytesFromBase64(object.data)) : Buffer.alloc(0),
+      count: isSet(object.count) ? globalThis.Number(object.count) : 0,
+    };
+  },
+
+  toJSON(message: ExportEventsStreamResponse): unknown {
+    const obj: any = {};
+    if (message.data.length !== 0) {
+      obj.data = base64FromBytes(message.data);
+    }
+    if (message.count !== 0) {
+      obj.count = Math.round(message.count);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ExportEventsStreamResponse>): ExportEventsStreamResponse {
+    return ExportEventsStreamResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ExportEventsStreamResponse>): ExportEventsStreamResponse {
+    const message = createBaseExportEventsStreamResponse();
+    message.data = object.data ?? Buffer.alloc(0);
+    message.count = object.count ?? 0;
+    return message;
+  },
+};
+
 function createBaseAuditEvent(): AuditEvent {
   return {
     id: "",
@@ -1321,7 +1646,7 @@ export const AuditServiceService = {
    * export_events returns all audit events whose time lies in
    * [start_time, end_time) in the requested format (JSONL). A range holding
    * more than the server's largest unary export is refused with
-   * RESOURCE_EXHAUSTED; page through list_events instead.
+   * RESOURCE_EXHAUSTED naming export_events_stream, the form for any size.
    */
   exportEvents: {
     path: "/audit.v2.AuditService/export_events" as const,
@@ -1332,6 +1657,22 @@ export const AuditServiceService = {
     responseSerialize: (value: ExportEventsResponse): Buffer =>
       Buffer.from(ExportEventsResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ExportEventsResponse => ExportEventsResponse.decode(value),
+  },
+  /**
+   * export_events_stream returns the same JSONL as export_events for a range of
+   * any size, as a stream of chunks (each a whole number of lines), oldest
+   * first. Same metadata and authorization as export_events.
+   */
+  exportEventsStream: {
+    path: "/audit.v2.AuditService/export_events_stream" as const,
+    requestStream: false as const,
+    responseStream: true as const,
+    requestSerialize: (value: ExportEventsStreamRequest): Buffer =>
+      Buffer.from(ExportEventsStreamRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ExportEventsStreamRequest => ExportEventsStreamRequest.decode(value),
+    responseSerialize: (value: ExportEventsStreamResponse): Buffer =>
+      Buffer.from(ExportEventsStreamResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ExportEventsStreamResponse => ExportEventsStreamResponse.decode(value),
   },
 } as const;
 
@@ -1346,9 +1687,15 @@ export interface AuditServiceServer extends UntypedServiceImplementation {
    * export_events returns all audit events whose time lies in
    * [start_time, end_time) in the requested format (JSONL). A range holding
    * more than the server's largest unary export is refused with
-   * RESOURCE_EXHAUSTED; page through list_events instead.
+   * RESOURCE_EXHAUSTED naming export_events_stream, the form for any size.
    */
   exportEvents: handleUnaryCall<ExportEventsRequest, ExportEventsResponse>;
+  /**
+   * export_events_stream returns the same JSONL as export_events for a range of
+   * any size, as a stream of chunks (each a whole number of lines), oldest
+   * first. Same metadata and authorization as export_events.
+   */
+  exportEventsStream: handleServerStreamingCall<ExportEventsStreamRequest, ExportEventsStreamResponse>;
 }
 
 export interface AuditServiceClient extends Client {
@@ -1376,7 +1723,7 @@ export interface AuditServiceClient extends Client {
    * export_events returns all audit events whose time lies in
    * [start_time, end_time) in the requested format (JSONL). A range holding
    * more than the server's largest unary export is refused with
-   * RESOURCE_EXHAUSTED; page through list_events instead.
+   * RESOURCE_EXHAUSTED naming export_events_stream, the form for any size.
    */
   exportEvents(
     request: ExportEventsRequest,
@@ -1393,6 +1740,20 @@ export interface AuditServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ExportEventsResponse) => void,
   ): ClientUnaryCall;
+  /**
+   * export_events_stream returns the same JSONL as export_events for a range of
+   * any size, as a stream of chunks (each a whole number of lines), oldest
+   * first. Same metadata and authorization as export_events.
+   */
+  exportEventsStream(
+    request: ExportEventsStreamRequest,
+    options?: Partial<CallOptions>,
+  ): ClientReadableStream<ExportEventsStreamResponse>;
+  exportEventsStream(
+    request: ExportEventsStreamRequest,
+    metadata?: Metadata,
+    options?: Partial<CallOptions>,
+  ): ClientReadableStream<ExportEventsStreamResponse>;
 }
 
 export const AuditServiceClient = makeGenericClientConstructor(
