@@ -9,9 +9,11 @@ import { backoffMs, Wakeup } from "./wakeup.ts";
 
 export type KafkaMessage = MessageToProduce<Buffer, Buffer, Buffer, Buffer>;
 
-/** One line on its way to Kafka, with the source position that becomes the checkpoint once it is acknowledged. */
-export interface OutboundLine {
-  message: KafkaMessage;
+/**
+ * One line on its way to Kafka: the message itself (handed to the producer as it is, no copy per record), with the
+ * source position that becomes the checkpoint once it is acknowledged.
+ */
+export interface OutboundLine extends KafkaMessage {
   /** `record`, or the dead-letter reason. */
   kind: "record" | DeadLetterReason;
   file: SourceFile;
@@ -196,7 +198,7 @@ export class ShipBatches {
   /** True once Kafka acknowledged the batch; false when aborted or failed for good (then lines stay unacked). */
   async #sendWithRetry(batch: OutboundLine[]): Promise<boolean> {
     const { producer, log, metrics } = this.#options;
-    const messages = batch.map((line) => line.message);
+    const messages = batch;
     let retrying = false;
     try {
       for (let attempt = 0; ; attempt += 1) {
