@@ -2,7 +2,8 @@ import { S3Client } from "@aws-sdk/client-s3";
 import { Server, ServerCredentials } from "@grpc/grpc-js";
 import { createAuthCore } from "@svc/auth";
 import type { RunnableService } from "@svc/common";
-import { HealthState } from "@svc/health";
+import { grpcHealth, HealthState } from "@svc/health";
+import { HealthService } from "@svc/proto";
 import { SQL } from "bun";
 import type { Logger } from "pino";
 import { AuditQueries } from "./audit-queries.ts";
@@ -55,6 +56,7 @@ export async function startAuditApi(config: AuditApiConfig, options: { logger: L
 
   const grpc = new Server();
   grpc.addService(AuditServiceService, auditServiceImplementation(auth, queries, config.limits));
+  grpc.addService(HealthService, grpcHealth(health, ["audit.v2.AuditService"]));
   let grpcPort: number;
   try {
     grpcPort = await bindGrpc(grpc, `${config.grpcHost}:${config.grpcPort}`);
@@ -77,7 +79,11 @@ export async function startAuditApi(config: AuditApiConfig, options: { logger: L
   const stop = () => {
     stopping ??= (async () => {
       await rest.stop();
-      await new Promise<void>((resolve) => grpc.tryShutdown(() => resolve()));
+      // Open health watches never end by themselves: a bounded graceful stop, then the rest is cut.
+      const graceful = new Promise<void>((resolve) => grpc.tryShutdown(() => resolve()));
+      const timeout = new Promise<void>((resolve) => setTimeout(resolve, 5_000).unref());
+      await Promise.race([graceful, timeout]);
+      grpc.forceShutdown();
       await sql.close();
       s3.destroy();
       logger.info({}, "audit api stopped");

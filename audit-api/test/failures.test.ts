@@ -5,6 +5,8 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { S3Client } from "@aws-sdk/client-s3";
+import { credentials, type ServiceError, status } from "@grpc/grpc-js";
+import { type HealthCheckResponse, HealthCheckResponse_ServingStatus, HealthClient } from "@svc/proto";
 import { ensureIndexSchema } from "@svc/queue-consumer";
 import { randomName, stackEnv } from "@svc/testkit";
 import { SQL } from "bun";
@@ -183,4 +185,32 @@ test("main: serves once started, stops with exit 0 on SIGTERM; exits 1 when auth
     stderr: "pipe",
   });
   expect(await failing.exited).toBe(1);
+});
+
+test("grpc.health.v1: SERVING for the server and the audit service, NOT_FOUND for another name; watch and list", async () => {
+  const client = new HealthClient(`127.0.0.1:${api.grpcPort}`, credentials.createInsecure());
+  try {
+    const check = (service: string) =>
+      new Promise<HealthCheckResponse>((resolve, reject) =>
+        client.check({ service }, (error, answer) => (error ? reject(error) : resolve(answer))),
+      );
+    expect((await check("")).status).toBe(HealthCheckResponse_ServingStatus.SERVING);
+    expect((await check("audit.v2.AuditService")).status).toBe(HealthCheckResponse_ServingStatus.SERVING);
+    const unknown = await check("other.Service").then(
+      () => undefined,
+      (error: ServiceError) => error,
+    );
+    expect(unknown?.code).toBe(status.NOT_FOUND);
+    const listed = await new Promise<Record<string, HealthCheckResponse>>((resolve, reject) =>
+      client.list({}, (error, answer) => (error ? reject(error) : resolve(answer.statuses))),
+    );
+    expect(Object.keys(listed).sort()).toEqual(["", "audit.v2.AuditService"]);
+    const watch = client.watch({ service: "audit.v2.AuditService" });
+    const first = await new Promise<HealthCheckResponse>((resolve) => watch.once("data", resolve));
+    expect(first.status).toBe(HealthCheckResponse_ServingStatus.SERVING);
+    watch.on("error", () => {}); // the cancellation below ends it with CANCELLED
+    watch.cancel();
+  } finally {
+    client.close();
+  }
 });
