@@ -38,12 +38,24 @@ export {
   healthCheckResponse_ServingStatusFromJSON,
   healthCheckResponse_ServingStatusToJSON,
 } from "./gen/grpc/health/v1/health.ts";
+export type { ComputeServiceServer } from "./gen/svc/compute/v1/compute.ts";
+export * as computeV1 from "./gen/svc/compute/v1/compute.ts";
+// svc.compute.v1: ComputeService (ListShards).
+export {
+  ComputeServiceClient,
+  ComputeServiceService,
+  ListShardsRequest,
+  ListShardsResponse,
+  LoadedShard,
+} from "./gen/svc/compute/v1/compute.ts";
 export type { OrchestratorServiceServer } from "./gen/svc/orchestrator/v1/orchestrator.ts";
 export * as orchestratorV1 from "./gen/svc/orchestrator/v1/orchestrator.ts";
-// svc.orchestrator.v1: OrchestratorService (AddCompute / RemoveCompute).
+// svc.orchestrator.v1: OrchestratorService (AddCompute / RemoveCompute / Heartbeat).
 export {
   AddComputeRequest,
   AddComputeResponse,
+  HeartbeatRequest,
+  HeartbeatResponse,
   OrchestratorServiceClient,
   OrchestratorServiceService,
   RemoveComputeRequest,

@@ -11,6 +11,7 @@ import {
 import {
   AuditEvent,
   AuditServiceService,
+  ComputeServiceService,
   ExportEventsResponse,
   ExportFormat,
   exportFormatToJSON,
@@ -75,6 +76,8 @@ describe("generated service definitions", () => {
     expect(OrchestratorServiceService.removeCompute.path).toBe(
       "/svc.orchestrator.v1.OrchestratorService/RemoveCompute",
     );
+    expect(OrchestratorServiceService.heartbeat.path).toBe("/svc.orchestrator.v1.OrchestratorService/Heartbeat");
+    expect(ComputeServiceService.listShards.path).toBe("/svc.compute.v1.ComputeService/ListShards");
     expect(HealthService.check.path).toBe("/grpc.health.v1.Health/Check");
     expect(HealthService.watch.path).toBe("/grpc.health.v1.Health/Watch");
     expect(HealthService.watch.responseStream).toBe(true);

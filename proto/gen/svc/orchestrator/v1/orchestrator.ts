@@ -74,6 +74,24 @@ export interface RemoveComputeResponse {
   releasedShards: string[];
 }
 
+/** HeartbeatRequest is sent by a registered compute node every heartbeat period. */
+export interface HeartbeatRequest {
+  /** Identifier the node registered with in AddComputeRequest.node_id. */
+  nodeId: string;
+  /** Identifiers of the shards the node holds loaded (verified) right now. */
+  loadedShards: string[];
+}
+
+/** HeartbeatResponse is the node's current assignment. */
+export interface HeartbeatResponse {
+  /** False when the node is not registered as up: it must call AddCompute. */
+  registered: boolean;
+  /** Identifiers of the shards the node must hold. */
+  assignedShards: string[];
+  /** The orchestrator leader's term that answered, for diagnosis. */
+  term: number;
+}
+
 function createBaseAddComputeRequest(): AddComputeRequest {
   return { nodeId: "", address: "", podName: "", capacityShards: 0 };
 }
@@ -470,6 +488,204 @@ export const RemoveComputeResponse: MessageFns<RemoveComputeResponse> = {
   },
 };
 
+function createBaseHeartbeatRequest(): HeartbeatRequest {
+  return { nodeId: "", loadedShards: [] };
+}
+
+export const HeartbeatRequest: MessageFns<HeartbeatRequest> = {
+  encode(message: HeartbeatRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.nodeId !== "") {
+      writer.uint32(10).string(message.nodeId);
+    }
+    for (const v of message.loadedShards) {
+      writer.uint32(18).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): HeartbeatRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseHeartbeatRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.nodeId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.loadedShards.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): HeartbeatRequest {
+    return {
+      nodeId: isSet(object.nodeId)
+        ? globalThis.String(object.nodeId)
+        : isSet(object.node_id)
+        ? globalThis.String(object.node_id)
+        : "",
+      loadedShards: globalThis.Array.isArray(object?.loadedShards)
+        ? object.loadedShards.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.loaded_shards)
+        ? object.loaded_shards.map((e: any) => globalThis.String(e))
+        : [],
+    };
+  },
+
+  toJSON(message: HeartbeatRequest): unknown {
+    const obj: any = {};
+    if (message.nodeId !== "") {
+      obj.nodeId = message.nodeId;
+    }
+    if (message.loadedShards?.length) {
+      obj.loadedShards = message.loadedShards;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<HeartbeatRequest>): HeartbeatRequest {
+    return HeartbeatRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<HeartbeatRequest>): HeartbeatRequest {
+    const message = createBaseHeartbeatRequest();
+    message.nodeId = object.nodeId ?? "";
+    message.loadedShards = object.loadedShards?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseHeartbeatResponse(): HeartbeatResponse {
+  return { registered: false, assignedShards: [], term: 0 };
+}
+
+export const HeartbeatResponse: MessageFns<HeartbeatResponse> = {
+  encode(message: HeartbeatResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.registered !== false) {
+      writer.uint32(8).bool(message.registered);
+    }
+    for (const v of message.assignedShards) {
+      writer.uint32(18).string(v!);
+    }
+    if (message.term !== 0) {
+      writer.uint32(24).int64(message.term);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): HeartbeatResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseHeartbeatResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.registered = reader.bool();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.assignedShards.push(reader.string());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.term = longToNumber(reader.int64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): HeartbeatResponse {
+    return {
+      registered: isSet(object.registered) ? globalThis.Boolean(object.registered) : false,
+      assignedShards: globalThis.Array.isArray(object?.assignedShards)
+        ? object.assignedShards.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.assigned_shards)
+        ? object.assigned_shards.map((e: any) => globalThis.String(e))
+        : [],
+      term: isSet(object.term) ? globalThis.Number(object.term) : 0,
+    };
+  },
+
+  toJSON(message: HeartbeatResponse): unknown {
+    const obj: any = {};
+    if (message.registered !== false) {
+      obj.registered = message.registered;
+    }
+    if (message.assignedShards?.length) {
+      obj.assignedShards = message.assignedShards;
+    }
+    if (message.term !== 0) {
+      obj.term = Math.round(message.term);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<HeartbeatResponse>): HeartbeatResponse {
+    return HeartbeatResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<HeartbeatResponse>): HeartbeatResponse {
+    const message = createBaseHeartbeatResponse();
+    message.registered = object.registered ?? false;
+    message.assignedShards = object.assignedShards?.map((e) => e) || [];
+    message.term = object.term ?? 0;
+    return message;
+  },
+};
+
 /** OrchestratorService supervises compute nodes and assigns shards to them. */
 export type OrchestratorServiceService = typeof OrchestratorServiceService;
 export const OrchestratorServiceService = {
@@ -501,6 +717,22 @@ export const OrchestratorServiceService = {
       Buffer.from(RemoveComputeResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): RemoveComputeResponse => RemoveComputeResponse.decode(value),
   },
+  /**
+   * Heartbeat keeps a registered node alive and reports the shards it has
+   * loaded; the answer is the node's current assignment. A node that misses
+   * heartbeats for the orchestrator's node timeout is marked lost and its
+   * shards are reassigned. registered=false tells the node to call AddCompute
+   * again (it was marked lost, removed, or never registered).
+   */
+  heartbeat: {
+    path: "/svc.orchestrator.v1.OrchestratorService/Heartbeat" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: HeartbeatRequest): Buffer => Buffer.from(HeartbeatRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): HeartbeatRequest => HeartbeatRequest.decode(value),
+    responseSerialize: (value: HeartbeatResponse): Buffer => Buffer.from(HeartbeatResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): HeartbeatResponse => HeartbeatResponse.decode(value),
+  },
 } as const;
 
 export interface OrchestratorServiceServer extends UntypedServiceImplementation {
@@ -515,6 +747,14 @@ export interface OrchestratorServiceServer extends UntypedServiceImplementation 
    * and are reassigned to the remaining nodes.
    */
   removeCompute: handleUnaryCall<RemoveComputeRequest, RemoveComputeResponse>;
+  /**
+   * Heartbeat keeps a registered node alive and reports the shards it has
+   * loaded; the answer is the node's current assignment. A node that misses
+   * heartbeats for the orchestrator's node timeout is marked lost and its
+   * shards are reassigned. registered=false tells the node to call AddCompute
+   * again (it was marked lost, removed, or never registered).
+   */
+  heartbeat: handleUnaryCall<HeartbeatRequest, HeartbeatResponse>;
 }
 
 export interface OrchestratorServiceClient extends Client {
@@ -557,6 +797,28 @@ export interface OrchestratorServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: RemoveComputeResponse) => void,
   ): ClientUnaryCall;
+  /**
+   * Heartbeat keeps a registered node alive and reports the shards it has
+   * loaded; the answer is the node's current assignment. A node that misses
+   * heartbeats for the orchestrator's node timeout is marked lost and its
+   * shards are reassigned. registered=false tells the node to call AddCompute
+   * again (it was marked lost, removed, or never registered).
+   */
+  heartbeat(
+    request: HeartbeatRequest,
+    callback: (error: ServiceError | null, response: HeartbeatResponse) => void,
+  ): ClientUnaryCall;
+  heartbeat(
+    request: HeartbeatRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: HeartbeatResponse) => void,
+  ): ClientUnaryCall;
+  heartbeat(
+    request: HeartbeatRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: HeartbeatResponse) => void,
+  ): ClientUnaryCall;
 }
 
 export const OrchestratorServiceClient = makeGenericClientConstructor(
@@ -576,6 +838,17 @@ export type DeepPartial<T> = T extends Builtin ? T
   : T extends { $case: string; value: unknown } ? { $case: T["$case"]; value?: DeepPartial<T["value"]> }
   : T extends {} ? { [K in keyof T]?: DeepPartial<T[K]> }
   : Partial<T>;
+
+function longToNumber(int64: { toString(): string }): number {
+  const num = globalThis.Number(int64.toString());
+  if (num > globalThis.Number.MAX_SAFE_INTEGER) {
+    throw new globalThis.Error("Value is larger than Number.MAX_SAFE_INTEGER");
+  }
+  if (num < globalThis.Number.MIN_SAFE_INTEGER) {
+    throw new globalThis.Error("Value is smaller than Number.MIN_SAFE_INTEGER");
+  }
+  return num;
+}
 
 function isSet(value: any): boolean {
   return value !== null && value !== undefined;
