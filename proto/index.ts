@@ -48,6 +48,42 @@ export {
   ListShardsResponse,
   LoadedShard,
 } from "./gen/svc/compute/v1/compute.ts";
+export type { KmsServiceServer } from "./gen/svc/kms/v1/kms.ts";
+export * as kmsV1 from "./gen/svc/kms/v1/kms.ts";
+// svc.kms.v1: KmsService (docs/kms.md).
+export {
+  DecryptRequest,
+  DecryptResponse,
+  EncryptRequest,
+  EncryptResponse,
+  GenerateKeyRequest,
+  GenerateKeyResponse,
+  GetPublicKeyRequest,
+  GetPublicKeyResponse,
+  KeyKind,
+  KeyMetadata,
+  KeyState,
+  KmsServiceClient,
+  KmsServiceService,
+  keyKindFromJSON,
+  keyKindToJSON,
+  keyStateFromJSON,
+  keyStateToJSON,
+  ListKeysRequest,
+  ListKeysResponse,
+  RevokeKeyRequest,
+  RevokeKeyResponse,
+  RotateKeyRequest,
+  RotateKeyResponse,
+  SealRequest,
+  SealResponse,
+  SignRequest,
+  SignResponse,
+  UnsealRequest,
+  UnsealResponse,
+  VerifyRequest,
+  VerifyResponse,
+} from "./gen/svc/kms/v1/kms.ts";
 export type { OrchestratorServiceServer } from "./gen/svc/orchestrator/v1/orchestrator.ts";
 export * as orchestratorV1 from "./gen/svc/orchestrator/v1/orchestrator.ts";
 // svc.orchestrator.v1: OrchestratorService (AddCompute / RemoveCompute / Heartbeat).
