@@ -1,0 +1,14 @@
+export { RUNTIME_ERROR_CODES, RuntimeError, type RuntimeErrorCode } from "./src/errors.ts";
+export { ensureModelTables, tableOf } from "./src/model-tables.ts";
+export { configInvalid, parseEnv } from "./src/parse-env.ts";
+export { type LogLevel, parseReplicaConfig, type ReplicaConfig, ReplicaEnvSchema } from "./src/replica-config.ts";
+export { replicaLogger } from "./src/replica-logger.ts";
+export { callUnary, ServingReplicaClient, type UnaryMethod } from "./src/serving-replica-client.ts";
+export {
+  type Replica,
+  type ReplicaService,
+  type ServingContext,
+  type StartReplicaOptions,
+  startReplica,
+} from "./src/start-replica.ts";
+export { TermFence, type TermFenceOptions } from "./src/term-fence.ts";

@@ -1,0 +1,201 @@
+import { Server, ServerCredentials, type ServiceDefinition, type UntypedServiceImplementation } from "@grpc/grpc-js";
+import { CoreV1Api } from "@kubernetes/client-node";
+import type { RunnableService } from "@svc/common";
+import {
+  type ComponentProfile,
+  createElector,
+  type Elector,
+  guardService,
+  healthSource,
+  keepLeaderLabel,
+} from "@svc/election";
+import { type EndpointDiagnostics, grpcHealth, HealthState, serveHealth } from "@svc/health";
+import { loadKubeConfig, makeKubeClient } from "@svc/kube";
+import { HealthService } from "@svc/proto";
+import type { Logger } from "pino";
+import { RuntimeError } from "./errors.ts";
+import type { ReplicaConfig } from "./replica-config.ts";
+
+/** One business service of the replica; it is served only while the replica serves (the follower guard). */
+export interface ReplicaService {
+  /** Full gRPC service name (`svc.orchestrator.v1.OrchestratorService`), answered by grpc.health.v1 too. */
+  name: string;
+  definition: ServiceDefinition;
+  implementation: UntypedServiceImplementation;
+}
+
+/** What serving work is handed: the term of the leadership (undefined with no election) and its end. */
+export interface ServingContext {
+  term: number | undefined;
+  signal: AbortSignal;
+}
+
+export interface StartReplicaOptions {
+  profile: ComponentProfile;
+  config: ReplicaConfig;
+  logger: Logger;
+  services: readonly ReplicaService[];
+  /**
+   * Work that runs while this replica serves: from `became-leader` until the leadership ends (its signal), or,
+   * with no election (`""`), from start until stop. Leader-only duties live here and hand `term` to every write.
+   * A rejection while still serving ends the process (exit 1): a leader that cannot do its duties steps down.
+   */
+  whileServing?: (context: ServingContext) => Promise<void>;
+  /** `endpoint`'s `/health/deps` and `/health/ha`. */
+  diagnostics?: EndpointDiagnostics;
+  /** Closes the component's own clients, after the servers stopped. */
+  close?: () => Promise<void>;
+  /** Bound of each graceful stop step (serving work, gRPC drain); default 5 s. */
+  stopStepMs?: number;
+}
+
+export interface Replica extends RunnableService {
+  readonly elector: Elector;
+  readonly health: HealthState;
+  readonly grpcPort: number;
+  readonly healthPort: number;
+  /** `advertiseHost:grpcPort`: where other components dial this replica. */
+  readonly address: string;
+}
+
+const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+function bindGrpc(server: Server, address: string): Promise<number> {
+  return new Promise((resolve, reject) =>
+    server.bindAsync(address, ServerCredentials.createInsecure(), (error, port) =>
+      error ? reject(error) : resolve(port),
+    ),
+  );
+}
+
+const within = (ms: number, work: Promise<unknown>) =>
+  Promise.race([work.then(() => undefined), new Promise<void>((resolve) => setTimeout(resolve, ms).unref())]);
+
+/**
+ * One HA component replica (spec: States and transitions, Health endpoints, Errors): the elector of
+ * `election.backend`, the health server, the business services behind the follower guard (UNAVAILABLE on a
+ * follower, never forwarded), grpc.health.v1, the leader label, and the serving work. A leader that cannot renew
+ * ends `done` with `RUNTIME_LEADERSHIP_LOST` (main exits 1; the platform restarts it and it rejoins as follower).
+ * `stop()` ends the serving work and releases the Lease first (a follower takes over at once), then drains gRPC.
+ */
+export async function startReplica(options: StartReplicaOptions): Promise<Replica> {
+  const { config, logger, profile } = options;
+  const stopStepMs = options.stopStepMs ?? 5_000;
+  const kubeconfig = config.backend === "k8s-lease" ? loadKubeConfig(config.kubeconfigPath) : undefined;
+  const elector = createElector({
+    backend: config.backend,
+    component: profile.name,
+    identity: config.pod,
+    timings: config.timings,
+    lockName: config.lockName,
+    kube: kubeconfig ? { kubeconfig, namespace: config.namespace } : undefined,
+    postgres: config.pgUrl ? { url: config.pgUrl, table: config.pgTable } : undefined,
+    onAttemptError: (error) => logger.warn({ err: messageOf(error) }, "election attempt failed"),
+  });
+  const health = new HealthState(profile.name, config.pod, config.backend === "" ? "active" : "follower");
+  health.follow(healthSource(elector));
+  if (kubeconfig && config.labelPods) {
+    keepLeaderLabel(elector, {
+      api: makeKubeClient(kubeconfig, CoreV1Api),
+      namespace: config.namespace,
+      pod: config.pod,
+      label: profile.election?.leaderLabel ?? `svc.ai/${profile.name}-leader`,
+      retryMs: config.timings.retryPeriodSeconds * 1000,
+      requestTimeoutMs: config.timings.renewDeadlineSeconds * 1000,
+      onError: (error) => logger.warn({ err: messageOf(error) }, "leader label failed"),
+    });
+  }
+
+  let stopping = false;
+  let settleDone: { resolve: () => void; reject: (error: unknown) => void } = { resolve() {}, reject() {} };
+  const done = new Promise<void>((resolve, reject) => {
+    settleDone = { resolve, reject };
+  });
+  const fail = (error: unknown) => {
+    if (!stopping) settleDone.reject(error);
+  };
+
+  let serving: Promise<void> = Promise.resolve();
+  const serve = (context: ServingContext) => {
+    if (!options.whileServing) return;
+    serving = options.whileServing(context).catch((error: unknown) => {
+      if (context.signal.aborted) return;
+      logger.error({ err: messageOf(error), term: context.term }, "serving work failed");
+      fail(error);
+    });
+  };
+
+  elector.subscribe((event) => {
+    if (event.type === "became-leader") {
+      logger.info({ event: event.type, term: event.term }, "became leader");
+      serve({ term: event.term, signal: event.signal });
+    } else if (event.type === "new-leader-observed") {
+      logger.info({ event: event.type, holder: event.holder, term: event.term }, "leader observed");
+    } else {
+      logger.info({ event: event.type, term: event.term, reason: event.reason }, "lost leadership");
+      if (!event.released) {
+        fail(new RuntimeError("RUNTIME_LEADERSHIP_LOST", `${profile.name} term ${event.term}: ${event.reason}`));
+      }
+    }
+  });
+
+  const grpc = new Server();
+  for (const service of options.services) {
+    grpc.addService(service.definition, guardService(elector, service.definition, service.implementation));
+  }
+  grpc.addService(
+    HealthService,
+    grpcHealth(
+      health,
+      options.services.map((s) => s.name),
+    ),
+  );
+  const grpcPort = await bindGrpc(grpc, `${config.host}:${config.grpcPort}`);
+  let healthServer: ReturnType<typeof serveHealth> | undefined;
+  const activeController = new AbortController();
+  try {
+    await elector.start();
+    health.markInitialized();
+    healthServer = serveHealth(health, {
+      port: config.healthPort,
+      hostname: config.host,
+      diagnostics: options.diagnostics,
+    });
+  } catch (error) {
+    grpc.forceShutdown();
+    await elector.stop().catch(() => undefined);
+    throw error;
+  }
+  if (config.backend === "") serve({ term: undefined, signal: activeController.signal });
+  logger.info(
+    { event: "ready", grpcPort, healthPort: healthServer.port, role: elector.snapshot().role },
+    `${profile.name} replica ready`,
+  );
+
+  let stopped: Promise<void> | undefined;
+  const stop = () => {
+    stopped ??= (async () => {
+      stopping = true;
+      activeController.abort(new Error("stopping"));
+      await elector.stop().catch((error: unknown) => logger.warn({ err: messageOf(error) }, "release failed"));
+      await within(stopStepMs, serving);
+      await within(stopStepMs, new Promise<void>((resolve) => grpc.tryShutdown(() => resolve())));
+      grpc.forceShutdown();
+      await healthServer?.stop();
+      await options.close?.();
+      logger.info({ event: "stopped" }, `${profile.name} replica stopped`);
+      settleDone.resolve();
+    })();
+    return stopped;
+  };
+
+  return {
+    elector,
+    health,
+    grpcPort,
+    healthPort: healthServer.port,
+    address: `${config.advertiseHost}:${grpcPort}`,
+    stop,
+    done,
+  };
+}
