@@ -22,3 +22,25 @@ export class AuditApiError extends SvcError<AuditApiErrorCode> {}
 export function invalidArgument(field: string, message: string): AuditApiError {
   return new AuditApiError("AUDIT_API_INVALID_ARGUMENT", `${field}: ${message}`, { subject: field });
 }
+
+/** Every code of the `svc-audit` CLI (`src/cli/`); printed as `[CODE]` on stderr, the exit status is 1 (2 for usage). */
+export const AUDIT_CLI_ERROR_CODES = [
+  /** A flag or variable is wrong; `subject` names it. */
+  "AUDIT_CLI_ARGUMENT_INVALID",
+  /** The token file's access token names no `tenant_id` (and no `--tenant-id` was given). */
+  "AUDIT_CLI_TENANT_UNKNOWN",
+  /** The audit API answered an error status (its code and message are kept); `canRetry` for 5xx. */
+  "AUDIT_CLI_API_FAILED",
+  /** The audit API could not be reached (retriable). */
+  "AUDIT_CLI_API_UNREACHABLE",
+  /** The checkpoint file is not one this CLI wrote, or was written for another query or SIEM. */
+  "AUDIT_CLI_CHECKPOINT_INVALID",
+  /** The SIEM refused a batch for good (4xx other than 408/429): retrying would not help. */
+  "AUDIT_CLI_SIEM_REFUSED",
+  /** The SIEM is down or answered 5xx/408/429, or the connection broke before it acknowledged (retriable). */
+  "AUDIT_CLI_SIEM_UNAVAILABLE",
+] as const;
+
+export type AuditCliErrorCode = (typeof AUDIT_CLI_ERROR_CODES)[number];
+
+export class AuditCliError extends SvcError<AuditCliErrorCode> {}
