@@ -11,7 +11,7 @@ export const INDEX_TABLES = {
 } as const;
 
 /** The schema version this package writes; the audit API can refuse an index older than the one it reads. */
-export const INDEX_SCHEMA_VERSION = 1;
+export const INDEX_SCHEMA_VERSION = 2;
 
 const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
 
@@ -25,7 +25,11 @@ export function qualifiedTable(schema: string, table: keyof typeof INDEX_TABLES)
   return `"${schema}"."${INDEX_TABLES[table]}"`;
 }
 
-/** The DDL of version 1, for a checked schema name. */
+/**
+ * The DDL of the current version, for a checked schema name. Version 2 keys `events` on `(tenant_id, time, id)`,
+ * the order every page and export reads: one B-tree fewer per event row than version 1's `id` key plus its
+ * `(tenant_id, time, id)` index (docs/audit-storage.md, "Index").
+ */
 export function indexSchemaDdl(schema: string): string[] {
   const t = (table: keyof typeof INDEX_TABLES) => qualifiedTable(schema, table);
   return [
@@ -37,17 +41,26 @@ export function indexSchemaDdl(schema: string): string[] {
        records int NOT NULL, bytes bigint NOT NULL, min_time timestamptz, max_time timestamptz,
        written_at timestamptz NOT NULL DEFAULT now(), UNIQUE (bucket, key, version_id))`,
     `CREATE TABLE IF NOT EXISTS ${t("events")} (
-       id text PRIMARY KEY, tenant_id text NOT NULL, time timestamptz NOT NULL, principal_id text NOT NULL,
+       id text NOT NULL, tenant_id text NOT NULL, time timestamptz NOT NULL, principal_id text NOT NULL,
        action text NOT NULL, result text NOT NULL, resource text NOT NULL,
-       object_id bigint NOT NULL, byte_start bigint NOT NULL, byte_length int NOT NULL)`,
-    `CREATE INDEX IF NOT EXISTS events_tenant_time ON ${t("events")} (tenant_id, time, id)`,
+       object_id bigint NOT NULL, byte_start bigint NOT NULL, byte_length int NOT NULL,
+       CONSTRAINT events_tenant_time_id PRIMARY KEY (tenant_id, time, id))`,
     `CREATE INDEX IF NOT EXISTS events_tenant_principal_time ON ${t("events")} (tenant_id, principal_id, time, id)`,
     `CREATE TABLE IF NOT EXISTS ${t("counts")} (
        tenant_id text NOT NULL, minute timestamptz NOT NULL, principal_id text NOT NULL, action text NOT NULL,
        result text NOT NULL, n bigint NOT NULL, PRIMARY KEY (tenant_id, minute, principal_id, action, result))`,
     `CREATE TABLE IF NOT EXISTS ${t("marks")} (
        topic text NOT NULL, partition int NOT NULL, indexed_through bigint NOT NULL, PRIMARY KEY (topic, partition))`,
-    `INSERT INTO ${t("migrations")} (version) VALUES (${INDEX_SCHEMA_VERSION}) ON CONFLICT (version) DO NOTHING`,
+  ];
+}
+
+/** Version 1 → 2 on an existing schema: the `events` key becomes `(tenant_id, time, id)`, its twin index goes. */
+function migrateV1ToV2(schema: string): string[] {
+  const events = qualifiedTable(schema, "events");
+  return [
+    `ALTER TABLE ${events} DROP CONSTRAINT IF EXISTS events_pkey`,
+    `ALTER TABLE ${events} ADD CONSTRAINT events_tenant_time_id PRIMARY KEY (tenant_id, time, id)`,
+    `DROP INDEX IF EXISTS "${schema}".events_tenant_time`,
   ];
 }
 
@@ -56,13 +69,32 @@ export function indexSchemaDdl(schema: string): string[] {
  * advisory lock so replicas starting together do not race. Throws `QUEUE_CONSUMER_SCHEMA_FAILED`.
  */
 export async function ensureIndexSchema(sql: SQL, schema: string): Promise<void> {
-  const statements = indexSchemaDdl(schema);
+  const migrations = qualifiedTable(schema, "migrations");
   try {
     await sql.begin(async (tx) => {
       await tx`SELECT pg_advisory_xact_lock(hashtext(${`svc-audit-index:${schema}`}))`;
-      for (const statement of statements) await tx.unsafe(statement);
+      const [found] = await tx.unsafe(`SELECT to_regclass('${migrations}') IS NOT NULL AS present`);
+      const { present } = found as { present: boolean };
+      let version = 0;
+      if (present) {
+        const [row] = await tx.unsafe(`SELECT coalesce(max(version), 0)::int AS version FROM ${migrations}`);
+        version = (row as { version: number }).version;
+      }
+      if (version > INDEX_SCHEMA_VERSION) {
+        throw new QueueConsumerError(
+          "QUEUE_CONSUMER_SCHEMA_FAILED",
+          `index schema ${schema} is at version ${version}, newer than this program's ${INDEX_SCHEMA_VERSION}`,
+          { subject: schema, canRetry: false },
+        );
+      }
+      for (const statement of indexSchemaDdl(schema)) await tx.unsafe(statement);
+      if (version === 1) for (const statement of migrateV1ToV2(schema)) await tx.unsafe(statement);
+      await tx.unsafe(
+        `INSERT INTO ${migrations} (version) VALUES (${INDEX_SCHEMA_VERSION}) ON CONFLICT (version) DO NOTHING`,
+      );
     });
   } catch (error) {
+    if (error instanceof QueueConsumerError) throw error;
     const message = error instanceof Error ? error.message : String(error);
     throw new QueueConsumerError("QUEUE_CONSUMER_SCHEMA_FAILED", `index schema ${schema}: ${message}`, {
       subject: schema,

@@ -27,7 +27,7 @@ function canRetryIndex(error: unknown): boolean {
 
 /**
  * Indexes one written batch in one transaction (docs/audit-storage.md, "Write, per batch, after the PUT"):
- * the `objects` row; the event rows in bulk (`unnest` of column arrays) with `ON CONFLICT (id) DO NOTHING`, so an
+ * the `objects` row; the event rows in bulk (`unnest` of column arrays) with `ON CONFLICT (tenant_id, time, id) DO NOTHING`, so an
  * event indexed before keeps its first (object, byte range); the `counts` rollup of exactly the rows inserted; and
  * `marks.indexed_through` (never lowered: a former owner of the partition may finish a batch after the new one).
  * Run again for the same object version, it inserts nothing new. Throws `QUEUE_CONSUMER_INDEX_FAILED`.
@@ -69,7 +69,7 @@ export async function writeBatchIndex(
             SELECT id, tenant_id, time::timestamptz, principal_id, action, result, resource,
                    ${objectId.toString()}::bigint, byte_start, byte_length
             FROM input
-            ON CONFLICT (id) DO NOTHING
+            ON CONFLICT (tenant_id, time, id) DO NOTHING
             RETURNING tenant_id, time, principal_id, action, result
           ), rolled AS (
             INSERT INTO ${table("counts")} AS c (tenant_id, minute, principal_id, action, result, n)

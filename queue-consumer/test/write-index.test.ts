@@ -110,4 +110,62 @@ describe("writeBatchIndex", () => {
     const error = await rejectionOf(ensureIndexSchema(sql, 'bad"name'), QueueConsumerError);
     expect(error.code).toBe("QUEUE_CONSUMER_SCHEMA_FAILED");
   });
+
+  test("a version 1 schema is migrated: events keyed on (tenant_id, time, id), the twin index gone, rows kept", async () => {
+    const old = `${schema}_v1`;
+    const events = `"${old}".events`;
+    await sql.unsafe(`CREATE SCHEMA "${old}"`);
+    await sql.unsafe(
+      `CREATE TABLE "${old}".schema_migrations (version int PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
+    );
+    await sql.unsafe(`INSERT INTO "${old}".schema_migrations (version) VALUES (1)`);
+    await sql.unsafe(`CREATE TABLE ${events} (id text PRIMARY KEY, tenant_id text NOT NULL, time timestamptz NOT NULL,
+      principal_id text NOT NULL, action text NOT NULL, result text NOT NULL, resource text NOT NULL,
+      object_id bigint NOT NULL, byte_start bigint NOT NULL, byte_length int NOT NULL)`);
+    await sql.unsafe(`CREATE INDEX events_tenant_time ON ${events} (tenant_id, time, id)`);
+    await sql.unsafe(
+      `INSERT INTO ${events} VALUES ('old-1', 'tenant-a', '2026-11-23T08:00:00Z', 'p', 'a', 'OK', 'r', 1, 0, 10)`,
+    );
+    try {
+      await ensureIndexSchema(sql, old);
+      const indexes =
+        await sql`SELECT indexname FROM pg_indexes WHERE schemaname = ${old} AND tablename = 'events' ORDER BY 1`;
+      expect(indexes.map((r: { indexname: string }) => r.indexname)).toEqual([
+        "events_tenant_principal_time",
+        "events_tenant_time_id",
+      ]);
+      const versions = await sql.unsafe(`SELECT version FROM "${old}".schema_migrations ORDER BY 1`);
+      expect(versions.map((r: { version: number }) => r.version)).toEqual([1, 2]);
+      const result = await writeBatchIndex(
+        sql,
+        old,
+        batchOf([{ id: "new-1", time: "2026-11-23T09:03:00Z" }], 1n),
+        object("migrated"),
+      );
+      expect(result.inserted).toBe(1);
+      const [{ n }] = await sql.unsafe(`SELECT count(*)::int AS n FROM ${events}`);
+      expect(n).toBe(2);
+    } finally {
+      await dropSchema(sql, old);
+    }
+  });
+
+  test("a schema newer than this program is refused for good, untouched", async () => {
+    const newer = `${schema}_v9`;
+    await sql.unsafe(`CREATE SCHEMA "${newer}"`);
+    await sql.unsafe(
+      `CREATE TABLE "${newer}".schema_migrations (version int PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
+    );
+    await sql.unsafe(`INSERT INTO "${newer}".schema_migrations (version) VALUES (9)`);
+    try {
+      const error = await rejectionOf(ensureIndexSchema(sql, newer), QueueConsumerError);
+      expect(error.code).toBe("QUEUE_CONSUMER_SCHEMA_FAILED");
+      expect(error.canRetry).toBe(false);
+      expect(error.message).toContain("version 9");
+      const [{ present }] = await sql.unsafe(`SELECT to_regclass('"${newer}".events') IS NOT NULL AS present`);
+      expect(present).toBe(false);
+    } finally {
+      await dropSchema(sql, newer);
+    }
+  });
 });
