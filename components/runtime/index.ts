@@ -1,4 +1,6 @@
+export { abortableSleep } from "./src/abortable-sleep.ts";
 export { RUNTIME_ERROR_CODES, RuntimeError, type RuntimeErrorCode } from "./src/errors.ts";
+export { grpcStatusOf } from "./src/grpc-status.ts";
 export { ensureModelTables, tableOf } from "./src/model-tables.ts";
 export { configInvalid, parseEnv } from "./src/parse-env.ts";
 export { type LogLevel, parseReplicaConfig, type ReplicaConfig, ReplicaEnvSchema } from "./src/replica-config.ts";

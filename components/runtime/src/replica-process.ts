@@ -1,0 +1,137 @@
+import { waitFor } from "@svc/common";
+
+/** One JSON log line of a replica (pino): `event` marks the lines tests wait for. */
+export interface ReplicaLine {
+  event?: string;
+  msg?: string;
+  at?: number;
+  term?: number;
+  grpcPort?: number;
+  healthPort?: number;
+  level?: number;
+  [key: string]: unknown;
+}
+
+/**
+ * A component replica as a real process (`bun run <main>`), for tests and the failover bench: its JSON log lines,
+ * its ports from the `ready` line, its health endpoints, and signals (kill -9, SIGSTOP/SIGCONT, SIGTERM).
+ */
+export class ReplicaProcess {
+  readonly lines: ReplicaLine[] = [];
+  readonly stderr: string[] = [];
+  readonly process: ReturnType<typeof Bun.spawn>;
+  exitCode: number | null = null;
+  grpcPort = 0;
+  healthPort = 0;
+
+  constructor(
+    readonly pod: string,
+    main: string,
+    env: Record<string, string>,
+  ) {
+    this.process = Bun.spawn([process.execPath, "run", main], {
+      env: {
+        ...process.env,
+        SVC_POD_NAME: pod,
+        SVC_HEALTH_PORT: "0",
+        SVC_GRPC_PORT: "0",
+        SVC_HOST: "127.0.0.1",
+        ...env,
+      },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    void this.read(this.process.stdout as ReadableStream<Uint8Array>, (line) => {
+      try {
+        this.lines.push(JSON.parse(line) as ReplicaLine);
+      } catch {
+        this.stderr.push(line);
+      }
+    });
+    void this.read(this.process.stderr as ReadableStream<Uint8Array>, (line) => this.stderr.push(line));
+    void this.process.exited.then((code) => {
+      this.exitCode = code;
+    });
+  }
+
+  private async read(stream: ReadableStream<Uint8Array>, onLine: (line: string) => void) {
+    const decoder = new TextDecoder();
+    let rest = "";
+    for await (const chunk of stream) {
+      rest += decoder.decode(chunk, { stream: true });
+      let index = rest.indexOf("\n");
+      while (index >= 0) {
+        const line = rest.slice(0, index);
+        rest = rest.slice(index + 1);
+        if (line.trim()) onLine(line);
+        index = rest.indexOf("\n");
+      }
+    }
+    if (rest.trim()) onLine(rest);
+  }
+
+  private dead = () =>
+    this.exitCode !== null
+      ? new Error(
+          `${this.pod} exited ${this.exitCode}: ${[...this.stderr, ...this.lines.map((l) => JSON.stringify(l))].slice(-20).join("\n")}`,
+        )
+      : undefined;
+
+  /** Waits for the `ready` line and takes the ports from it. */
+  async ready(timeoutMs = 20_000): Promise<void> {
+    const line = await this.waitForLine((l) => l.event === "ready", timeoutMs);
+    this.grpcPort = line.grpcPort ?? 0;
+    this.healthPort = line.healthPort ?? 0;
+  }
+
+  /** The first log line `match` accepts, waiting for it (fails at once when the process exited). */
+  waitForLine(match: (line: ReplicaLine) => boolean, timeoutMs = 20_000): Promise<ReplicaLine> {
+    return waitFor(`${this.pod}: log line`, async () => this.lines.find(match), {
+      timeoutMs,
+      intervalMs: 20,
+      abort: this.dead,
+    });
+  }
+
+  get address(): string {
+    return `127.0.0.1:${this.grpcPort}`;
+  }
+
+  async health(path: string): Promise<{ status: number; body: Record<string, unknown> }> {
+    const response = await fetch(`http://127.0.0.1:${this.healthPort}${path}`, { signal: AbortSignal.timeout(2000) });
+    return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+  }
+
+  /** Whether `/health/ready` says 200 (false also when it does not answer). */
+  async isLeader(): Promise<boolean> {
+    if (this.exitCode !== null) return false;
+    try {
+      return (await this.health("/health/ready")).status === 200;
+    } catch {
+      return false;
+    }
+  }
+
+  signal(signal: NodeJS.Signals | number): void {
+    if (this.exitCode === null) this.process.kill(signal);
+  }
+
+  async stop(): Promise<void> {
+    this.signal("SIGCONT");
+    this.signal("SIGKILL");
+    await this.process.exited;
+  }
+}
+
+/** Waits until exactly one of `replicas` answers 200 on /health/ready, and returns it. */
+export function leaderAmong(replicas: readonly ReplicaProcess[], timeoutMs = 20_000): Promise<ReplicaProcess> {
+  return waitFor(
+    "exactly one leader",
+    async () => {
+      const live = replicas.filter((r) => r.exitCode === null);
+      const roles = await Promise.all(live.map((r) => r.isLeader()));
+      return roles.filter(Boolean).length === 1 ? live[roles.indexOf(true)] : undefined;
+    },
+    { timeoutMs, intervalMs: 50 },
+  );
+}
