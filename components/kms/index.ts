@@ -1,1 +1,10 @@
+export { adminApp } from "./src/admin-app.ts";
+export { bootstrapStore } from "./src/bootstrap-store.ts";
+export { createRootCa, issueServerCertificate, type RootCa, type ServerCertificate } from "./src/certificates.ts";
+export { type KmsConfig, KmsEnvSchema, parseKmsConfig, type SanEntry, type TlsSettings } from "./src/config.ts";
+export { grpcCodeOf, KMS_ERROR_CODES, KmsError, type KmsErrorCode, kmsErrorStatus } from "./src/errors.ts";
+export { KEY_NAME, KeyService, MAX_PAYLOAD_BYTES } from "./src/key-service.ts";
+export { type KeyKindName, type KeyRow, type KeyStateName, KeyStore, type MasterRow } from "./src/key-store.ts";
+export { type Kms, startKms } from "./src/kms.ts";
 export { KMS, KMS_AUDIT } from "./src/profile.ts";
+export { unwrapMasterKey, Vault } from "./src/vault.ts";

@@ -1,0 +1,43 @@
+import type { AuditEmitter, EventFields, KmsEventKind } from "@svc/audit-emitter";
+import { authErrorStatus, type Caller, isAuthError } from "@svc/auth";
+import { KmsError, kmsErrorStatus, statusName } from "./errors.ts";
+
+/** Who caused an event and how it ended, as the record carries them (docs/kms.md "Audit"). */
+export interface EventOutcome {
+  resource: string;
+  caller?: Caller;
+  claimedTenantId?: string;
+  startedAt: number;
+  error?: unknown;
+  attributes?: Record<string, string>;
+}
+
+/** The `result` of an outcome: `ok`, or the gRPC status name the error is answered with. */
+export function resultOf(error: unknown): string {
+  if (error === undefined) return "ok";
+  return statusName(isAuthError(error) ? authErrorStatus(error).code : kmsErrorStatus(error).code);
+}
+
+/**
+ * Records one KMS event (never key material, plaintext, passphrase or token: only names, codes and identities).
+ * Fail-closed emitters reject when the record was not written: that becomes `KMS_AUDIT_FAILED`.
+ */
+export async function recordKeyEvent(emitter: AuditEmitter, kind: KmsEventKind, outcome: EventOutcome): Promise<void> {
+  const attributes = { ...outcome.attributes };
+  const code = (outcome.error as { code?: unknown } | undefined)?.code;
+  if (typeof code === "string") attributes.error = code;
+  const fields: EventFields = {
+    resource: outcome.resource,
+    result: resultOf(outcome.error),
+    principal_id: outcome.caller?.principalId ?? "",
+    tenant_id: outcome.caller?.tenantId ?? "",
+    claimed_tenant_id: outcome.claimedTenantId ?? "",
+    duration_ms: Math.max(0, performance.now() - outcome.startedAt),
+    attributes,
+  };
+  try {
+    await emitter.record(kind, fields);
+  } catch (cause) {
+    throw new KmsError("KMS_AUDIT_FAILED", `the ${kind} event could not be recorded`, { canRetry: true, cause });
+  }
+}
