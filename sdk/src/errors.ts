@@ -31,13 +31,17 @@ export interface SdkErrorDetails {
   grpcCode?: number;
   /** The option (`ca_cert`, `idp.token_endpoint`, ...) the failure is about, when there is one. */
   subject?: string;
+  /** The server's own error code when its status details start with one (`KMS_SEALED: ...`, `AUTH_...: ...`). */
+  serverCode?: string;
 }
 
 export class SdkError extends SvcError<SdkErrorCode> {
   readonly grpcCode: number | undefined;
+  readonly serverCode: string | undefined;
 
   constructor(code: SdkErrorCode, message: string, details: SdkErrorDetails = {}, options?: ErrorOptions) {
     super(code, message, { subject: details.subject, canRetry: RETRYABLE.has(code), cause: options?.cause });
     this.grpcCode = details.grpcCode;
+    this.serverCode = details.serverCode;
   }
 }

@@ -9,6 +9,9 @@ const NOT_TLS =
 const CERT_REJECTED =
   /unable to verify|self[- ]signed|certificate|CERT_|altnames|UNABLE_TO_GET_ISSUER|DEPTH_ZERO_SELF_SIGNED/i;
 
+/** `<CODE>: message` — how the plane's servers (@svc/auth, the audit API, the KMS) word their status details. */
+const SERVER_CODE = /^([A-Z][A-Z0-9_]{2,63}): /;
+
 function isServiceError(error: unknown): error is ServiceError {
   return error instanceof Error && typeof (error as Partial<ServiceError>).code === "number";
 }
@@ -21,6 +24,7 @@ export function toSdkError(error: unknown, target: TargetSettings): SdkError {
   }
   const details = error.details || error.message;
   const grpcCode = error.code;
+  const serverCode = SERVER_CODE.exec(details)?.[1];
   const on = `${target.address}`;
   switch (error.code) {
     case status.UNAVAILABLE:
@@ -42,28 +46,38 @@ export function toSdkError(error: unknown, target: TargetSettings): SdkError {
           { cause: error },
         );
       }
-      return new SdkError("SDK_UNAVAILABLE", `${on} is unavailable: ${details}`, { grpcCode }, { cause: error });
+      return new SdkError(
+        "SDK_UNAVAILABLE",
+        `${on} is unavailable: ${details}`,
+        { grpcCode, serverCode },
+        { cause: error },
+      );
     case status.UNAUTHENTICATED:
       return new SdkError(
         "SDK_UNAUTHENTICATED",
         `${on} rejected the credentials: ${details}`,
-        { grpcCode },
+        { grpcCode, serverCode },
         { cause: error },
       );
     case status.PERMISSION_DENIED:
-      return new SdkError("SDK_PERMISSION_DENIED", `${on} denied the call: ${details}`, { grpcCode }, { cause: error });
+      return new SdkError(
+        "SDK_PERMISSION_DENIED",
+        `${on} denied the call: ${details}`,
+        { grpcCode, serverCode },
+        { cause: error },
+      );
     case status.DEADLINE_EXCEEDED:
       return new SdkError(
         "SDK_DEADLINE_EXCEEDED",
         `call to ${on} timed out: ${details}`,
-        { grpcCode },
+        { grpcCode, serverCode },
         { cause: error },
       );
     default:
       return new SdkError(
         "SDK_CALL_FAILED",
         `call to ${on} failed with ${status[error.code] ?? error.code}: ${details}`,
-        { grpcCode },
+        { grpcCode, serverCode },
         { cause: error },
       );
   }

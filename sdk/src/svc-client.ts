@@ -9,14 +9,37 @@ import {
 } from "@grpc/grpc-js";
 import {
   AuditServiceClient,
+  DecryptRequest,
+  type DecryptResponse,
   type DeepPartial,
+  EncryptRequest,
+  type EncryptResponse,
   ExportEventsRequest,
   type ExportEventsResponse,
+  GenerateKeyRequest,
+  type GenerateKeyResponse,
+  GetPublicKeyRequest,
+  type GetPublicKeyResponse,
   HealthCheckRequest,
   type HealthCheckResponse,
   HealthClient,
+  KmsServiceClient,
   ListEventsRequest,
   type ListEventsResponse,
+  ListKeysRequest,
+  type ListKeysResponse,
+  RevokeKeyRequest,
+  type RevokeKeyResponse,
+  RotateKeyRequest,
+  type RotateKeyResponse,
+  SealRequest,
+  type SealResponse,
+  SignRequest,
+  type SignResponse,
+  UnsealRequest,
+  type UnsealResponse,
+  VerifyRequest,
+  type VerifyResponse,
 } from "@svc/proto";
 import { channelFor } from "./channel-credentials.ts";
 import {
@@ -54,6 +77,7 @@ export class SvcClient {
   readonly #main: Target;
   readonly #kms: Target | undefined;
   readonly #audit: AuditServiceClient;
+  readonly #kmsService: KmsServiceClient | undefined;
   #closed = false;
 
   constructor(options: ClientOptions) {
@@ -71,6 +95,9 @@ export class SvcClient {
     this.#audit = new AuditServiceClient(this.#options.main.address, this.#main.credentials, {
       channelOverride: this.#main.channel,
     });
+    this.#kmsService = this.#kms
+      ? new KmsServiceClient(this.#kms.settings.address, this.#kms.credentials, { channelOverride: this.#kms.channel })
+      : undefined;
   }
 
   /** `secure` in effect for `address` (after the default: true when a token was given). */
@@ -131,6 +158,61 @@ export class SvcClient {
     return this.#unary(kms, kms.health.check.bind(kms.health), HealthCheckRequest.fromPartial({ service }));
   }
 
+  /** `svc.kms.v1.KmsService/GenerateKey` (role keymanager): version 1 of a new key. */
+  kmsGenerateKey(request: DeepPartial<GenerateKeyRequest>): Promise<GenerateKeyResponse> {
+    return this.#kmsCall((c) => c.generateKey.bind(c), GenerateKeyRequest.fromPartial(request));
+  }
+
+  /** `RotateKey` (keymanager): a new primary version; older versions still decrypt. */
+  kmsRotateKey(request: DeepPartial<RotateKeyRequest>): Promise<RotateKeyResponse> {
+    return this.#kmsCall((c) => c.rotateKey.bind(c), RotateKeyRequest.fromPartial(request));
+  }
+
+  /** `RevokeKey` (keymanager): no further use. */
+  kmsRevokeKey(request: DeepPartial<RevokeKeyRequest>): Promise<RevokeKeyResponse> {
+    return this.#kmsCall((c) => c.revokeKey.bind(c), RevokeKeyRequest.fromPartial(request));
+  }
+
+  /** `ListKeys` (keymanager): metadata of the tenant's keys. */
+  kmsListKeys(): Promise<ListKeysResponse> {
+    return this.#kmsCall((c) => c.listKeys.bind(c), ListKeysRequest.fromPartial({}));
+  }
+
+  /** `GetPublicKey` (pubkey-reader or keymanager): SPKI PEM of a signing key's version (0 = primary). */
+  kmsGetPublicKey(request: DeepPartial<GetPublicKeyRequest>): Promise<GetPublicKeyResponse> {
+    return this.#kmsCall((c) => c.getPublicKey.bind(c), GetPublicKeyRequest.fromPartial(request));
+  }
+
+  /** `Encrypt` (keymanager): up to 64 KiB under the primary version; the ciphertext names its version. */
+  kmsEncrypt(request: DeepPartial<EncryptRequest>): Promise<EncryptResponse> {
+    return this.#kmsCall((c) => c.encrypt.bind(c), EncryptRequest.fromPartial(request));
+  }
+
+  /** `Decrypt` (keymanager). */
+  kmsDecrypt(request: DeepPartial<DecryptRequest>): Promise<DecryptResponse> {
+    return this.#kmsCall((c) => c.decrypt.bind(c), DecryptRequest.fromPartial(request));
+  }
+
+  /** `Sign` (keymanager). */
+  kmsSign(request: DeepPartial<SignRequest>): Promise<SignResponse> {
+    return this.#kmsCall((c) => c.sign.bind(c), SignRequest.fromPartial(request));
+  }
+
+  /** `Verify` (pubkey-reader or keymanager). */
+  kmsVerify(request: DeepPartial<VerifyRequest>): Promise<VerifyResponse> {
+    return this.#kmsCall((c) => c.verify.bind(c), VerifyRequest.fromPartial(request));
+  }
+
+  /** `Seal` (keymanager): the KMS drops its master key; key use fails with `serverCode` `KMS_SEALED`. */
+  kmsSeal(): Promise<SealResponse> {
+    return this.#kmsCall((c) => c.seal.bind(c), SealRequest.fromPartial({}));
+  }
+
+  /** `Unseal` (keymanager) with the passphrase (sent over the KMS's TLS channel). */
+  kmsUnseal(passphrase: string): Promise<UnsealResponse> {
+    return this.#kmsCall((c) => c.unseal.bind(c), UnsealRequest.fromPartial({ passphrase }));
+  }
+
   /** Renews the access token now (normally automatic). */
   async renewAccessToken(): Promise<void> {
     this.#assertOpen();
@@ -142,6 +224,7 @@ export class SvcClient {
     this.#closed = true;
     this.#tokens.close();
     this.#audit.close();
+    this.#kmsService?.close();
     for (const target of [this.#main, this.#kms]) {
       if (!target) continue;
       target.health.close();
@@ -155,6 +238,17 @@ export class SvcClient {
     const channel = new Channel(settings.address, credentials, options);
     const health = new HealthClient(settings.address, credentials, { channelOverride: channel });
     return { settings, credentials, channel, health };
+  }
+
+  #kmsCall<Req, Res>(method: (client: KmsServiceClient) => UnaryMethod<Req, Res>, request: Req): Promise<Res> {
+    const kms = this.#kms;
+    const service = this.#kmsService;
+    if (!kms || !service) {
+      return Promise.reject(
+        new SdkError("SDK_CONFIG_INVALID", "SDK option kms_address: not set", { subject: "kms_address" }),
+      );
+    }
+    return this.#unary(kms, method(service), request);
   }
 
   #assertOpen(): void {
