@@ -14,7 +14,19 @@ const TopicName = Type.String({ pattern: "^(?!\\.{1,2}$)[a-zA-Z0-9._-]{1,249}$" 
 
 export const StackConfigSchema = Type.Object(
   {
-    postgres: Type.Object({ port: Port, user: Name, password: Name, database: Name }, { additionalProperties: false }),
+    postgres: Type.Object(
+      {
+        port: Port,
+        user: Name,
+        password: Name,
+        database: Name,
+        /** shared_buffers in MiB (PostgreSQL's default 128 is small for the writer's index at load). */
+        shared_buffers_mb: Type.Integer({ minimum: 16, maximum: 65536 }),
+        /** max_wal_size in MiB: room between checkpoints for a load run's index writes. */
+        max_wal_size_mb: Type.Integer({ minimum: 64, maximum: 1048576 }),
+      },
+      { additionalProperties: false },
+    ),
     kafka: Type.Object(
       {
         port: Port,

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { SQL } from "bun";
+import type { StackConfig } from "../config.ts";
 import type { StackContext, StackService } from "../context.ts";
 import { StackError } from "../errors.ts";
 import { aptInstall } from "../installers.ts";
@@ -49,6 +50,17 @@ async function query(ctx: StackContext, database: string, text: string): Promise
   }
 }
 
+/** The server's command line: its data directory, address and the settings of `ops/stack.toml`'s `[postgres]`. */
+export function postgresServerArgs(config: StackConfig["postgres"], data: string): string[] {
+  const settings = {
+    listen_addresses: "127.0.0.1",
+    unix_socket_directories: data,
+    shared_buffers: `${config.shared_buffers_mb}MB`,
+    max_wal_size: `${config.max_wal_size_mb}MB`,
+  };
+  return ["-D", data, "-p", String(config.port), ...Object.entries(settings).flatMap(([k, v]) => ["-c", `${k}=${v}`])];
+}
+
 export const postgres: StackService = {
   name: "postgres",
   after: [],
@@ -63,7 +75,7 @@ export const postgres: StackService = {
   async start(ctx, task) {
     const bin = pgBinDir();
     if (!bin) throw new StackError("STACK_TOOL_MISSING", "PostgreSQL is not installed", "postgres");
-    const { port, user, password, database } = ctx.config.postgres;
+    const { user, password, database } = ctx.config.postgres;
     const data = dataDir(ctx);
     if (!existsSync(join(data, "PG_VERSION"))) {
       task.update(1, "initdb");
@@ -93,16 +105,7 @@ export const postgres: StackService = {
       }
     }
     task.update(2, "starting");
-    const [cmd, args] = asPgUser(join(bin, "postgres"), [
-      "-D",
-      data,
-      "-p",
-      String(port),
-      "-c",
-      "listen_addresses=127.0.0.1",
-      "-c",
-      `unix_socket_directories=${data}`,
-    ]);
+    const [cmd, args] = asPgUser(join(bin, "postgres"), postgresServerArgs(ctx.config.postgres, data));
     const daemon = await startServer(ctx, this, { command: cmd, args });
     const rows = await query(ctx, "postgres", `select 1 from pg_database where datname = '${database}'`);
     if (rows.length === 0) await query(ctx, "postgres", `create database "${database}"`);
