@@ -211,12 +211,12 @@ describe("keys over TLS with the exported CA", () => {
     const revoked = await client.kmsRevokeKey({ name: "doomed" });
     expect(revoked.key?.state).toBe(KeyState.KEY_STATE_REVOKED);
     for (const call of [
-      client.kmsEncrypt({ name: "doomed", plaintext: Buffer.from("y") }),
-      client.kmsDecrypt({ name: "doomed", ciphertext: before.ciphertext }),
-      client.kmsRotateKey({ name: "doomed" }),
-      client.kmsRevokeKey({ name: "doomed" }),
+      () => client.kmsEncrypt({ name: "doomed", plaintext: Buffer.from("y") }),
+      () => client.kmsDecrypt({ name: "doomed", ciphertext: before.ciphertext }),
+      () => client.kmsRotateKey({ name: "doomed" }),
+      () => client.kmsRevokeKey({ name: "doomed" }),
     ]) {
-      expect(await sdkError(call)).toMatchObject({
+      expect(await sdkError(call())).toMatchObject({
         grpcCode: status.FAILED_PRECONDITION,
         serverCode: "KMS_KEY_REVOKED",
       });
@@ -247,6 +247,41 @@ describe("keys over TLS with the exported CA", () => {
     expect(body.keys.find((key) => key.name === "doomed")?.state).toBe("REVOKED");
     expect(JSON.stringify(body)).not.toMatch(/material|wrapped|PRIVATE/);
     expect((await admin(keymanager)).status).toBe(403);
+  });
+});
+
+describe("refusals", () => {
+  test("bad requests are INVALID_ARGUMENT naming the field", async () => {
+    const client = kmsClient(keymanager);
+    const cases: [() => Promise<unknown>, string][] = [
+      [() => client.kmsGenerateKey({ name: "Bad Name", kind: KeyKind.KEY_KIND_AES_256_GCM }), "name"],
+      [() => client.kmsGenerateKey({ name: "no-kind" }), "kind"],
+      [() => client.kmsEncrypt({ name: "data-key", plaintext: Buffer.alloc(64 * 1024 + 1) }), "plaintext"],
+      [
+        () => client.kmsDecrypt({ name: "data-key", ciphertext: Buffer.from("not a ciphertext of ours") }),
+        "ciphertext",
+      ],
+      [
+        () => client.kmsVerify({ name: "signer-ec", message: Buffer.from("m"), signature: Buffer.from("s") }),
+        "version",
+      ],
+    ];
+    for (const [call, field] of cases) {
+      const error = await sdkError(call());
+      expect(error).toMatchObject({ grpcCode: status.INVALID_ARGUMENT, serverCode: "KMS_INVALID_ARGUMENT" });
+      expect(error.message).toContain(`${field}:`);
+    }
+  });
+
+  test("start fails with KMS_STORE_UNAVAILABLE when PostgreSQL is unreachable, KMS_AUDIT_FAILED when the log cannot be written", async () => {
+    const noStore = await rejectionOf(
+      startTestKms({ ...env, SVC_KMS_PG_URL: "postgres://svc:svc@127.0.0.1:1/svc" }),
+      KmsError,
+    );
+    expect(noStore).toMatchObject({ code: "KMS_STORE_UNAVAILABLE", canRetry: true });
+    // fail-closed: the unseal at start cannot be recorded, so the KMS does not start
+    const noLog = await rejectionOf(startTestKms({ ...env, SVC_AUDIT_LOG_FILE: "/dev/full" }), KmsError);
+    expect(noLog.code).toBe("KMS_AUDIT_FAILED");
   });
 });
 
