@@ -8,6 +8,7 @@ import { SQL } from "bun";
 import type { Logger } from "pino";
 import { AuditQueries } from "./audit-queries.ts";
 import type { AuditApiConfig } from "./config.ts";
+import { addReflection } from "./grpc-reflection.ts";
 import { AuditServiceService, auditServiceImplementation } from "./grpc-service.ts";
 import { IndexReader } from "./index-reader.ts";
 import { PageTokens } from "./page-token.ts";
@@ -57,6 +58,7 @@ export async function startAuditApi(config: AuditApiConfig, options: { logger: L
   const grpc = new Server();
   grpc.addService(AuditServiceService, auditServiceImplementation(auth, queries, config.limits));
   grpc.addService(HealthService, grpcHealth(health, ["audit.v2.AuditService"]));
+  addReflection(grpc);
   let grpcPort: number;
   try {
     grpcPort = await bindGrpc(grpc, `${config.grpcHost}:${config.grpcPort}`);
