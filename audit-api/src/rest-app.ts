@@ -1,16 +1,25 @@
+import { openapi } from "@elysiajs/openapi";
 import { type AuthCore, assertRoutesCovered, bearerAuth } from "@svc/auth";
 import { type HealthState, healthRoutes } from "@svc/health";
 import { Elysia } from "elysia";
 import type { AuditQueries, ExportAnswer } from "./audit-queries.ts";
 import type { QueryLimits } from "./config.ts";
 import { AuditApiError, invalidArgument } from "./errors.ts";
+import { DOCUMENTATION, OPENAPI_JSON_PATH, OPENAPI_PATH, operationDetails } from "./openapi-document.ts";
 import { parseExportRequest, parseListRequest, type RequestFields } from "./query-request.ts";
 import { tenantOf } from "./tenant-of.ts";
 import { errorResponse } from "./transport-errors.ts";
 
 const AUTH_OPTIONS = {
   operations: { "POST /v2/audit/events": "audit.list", "POST /v2/audit/events/export": "audit.export" },
-  publicRoutes: ["GET /health", "GET /health/ready", "GET /health/pod-ready", "GET /health/whoami"],
+  publicRoutes: [
+    "GET /health",
+    "GET /health/ready",
+    "GET /health/pod-ready",
+    "GET /health/whoami",
+    `GET ${OPENAPI_PATH}`,
+    `GET ${OPENAPI_JSON_PATH}`,
+  ],
 } as const;
 
 function objectBody(body: unknown): RequestFields {
@@ -26,7 +35,16 @@ function objectBody(body: unknown): RequestFields {
  * `POST /v2/audit/events/export` (body: the range and filters) streams the JSONL as `application/x-ndjson`.
  */
 export function restApp(auth: AuthCore, queries: AuditQueries, limits: QueryLimits, health: HealthState) {
+  const details = operationDetails(limits);
   const app = new Elysia()
+    .use(
+      openapi({
+        path: OPENAPI_PATH,
+        specPath: OPENAPI_JSON_PATH,
+        documentation: DOCUMENTATION as never,
+        exclude: { paths: [/^\/health/] },
+      }),
+    )
     .use(bearerAuth(auth, AUTH_OPTIONS))
     .use(healthRoutes(health))
     .onError(({ error, code }) => {
@@ -34,28 +52,36 @@ export function restApp(auth: AuthCore, queries: AuditQueries, limits: QueryLimi
       if (code === "PARSE") return errorResponse(invalidArgument("body", "not a JSON object"));
       return undefined;
     })
-    .post("/v2/audit/events", async ({ body, caller }) => {
-      const answer = await queries.list(tenantOf(caller), parseListRequest(objectBody(body), limits));
-      return { total_count: answer.totalCount, events: answer.events, next_page_token: answer.nextPageToken };
-    })
-    .post("/v2/audit/events/export", async ({ body, caller }) => {
-      const query = parseExportRequest(objectBody(body));
-      const chunks = queries.exportChunks(tenantOf(caller), query);
-      // The first chunk is read before answering, so a failure at the start is a status, not a cut stream.
-      let pending: IteratorResult<ExportAnswer> | undefined = await chunks.next();
-      const stream = new ReadableStream<Uint8Array>({
-        pull: async (controller) => {
-          const next = pending ?? (await chunks.next());
-          pending = undefined;
-          if (next.done) controller.close();
-          else controller.enqueue(next.value.data);
-        },
-        cancel: async () => {
-          await chunks.return(undefined);
-        },
-      });
-      return new Response(stream, { headers: { "content-type": "application/x-ndjson" } });
-    });
+    .post(
+      "/v2/audit/events",
+      async ({ body, caller }) => {
+        const answer = await queries.list(tenantOf(caller), parseListRequest(objectBody(body), limits));
+        return { total_count: answer.totalCount, events: answer.events, next_page_token: answer.nextPageToken };
+      },
+      { detail: details.list as never },
+    )
+    .post(
+      "/v2/audit/events/export",
+      async ({ body, caller }) => {
+        const query = parseExportRequest(objectBody(body));
+        const chunks = queries.exportChunks(tenantOf(caller), query);
+        // The first chunk is read before answering, so a failure at the start is a status, not a cut stream.
+        let pending: IteratorResult<ExportAnswer> | undefined = await chunks.next();
+        const stream = new ReadableStream<Uint8Array>({
+          pull: async (controller) => {
+            const next = pending ?? (await chunks.next());
+            pending = undefined;
+            if (next.done) controller.close();
+            else controller.enqueue(next.value.data);
+          },
+          cancel: async () => {
+            await chunks.return(undefined);
+          },
+        });
+        return new Response(stream, { headers: { "content-type": "application/x-ndjson" } });
+      },
+      { detail: details.exportEvents as never },
+    );
   assertRoutesCovered(app, AUTH_OPTIONS);
   return app;
 }
