@@ -28,6 +28,8 @@ export interface ReplicaService {
 export interface ServingContext {
   term: number | undefined;
   signal: AbortSignal;
+  /** `advertiseHost:grpcPort` of this replica (the bound port). */
+  address: string;
 }
 
 export interface StartReplicaOptions {
@@ -116,8 +118,10 @@ export async function startReplica(options: StartReplicaOptions): Promise<Replic
   };
 
   let serving: Promise<void> = Promise.resolve();
-  const serve = (context: ServingContext) => {
+  let address = "";
+  const serve = (leadership: Omit<ServingContext, "address">) => {
     if (!options.whileServing) return;
+    const context = { ...leadership, address };
     serving = options.whileServing(context).catch((error: unknown) => {
       if (context.signal.aborted) return;
       logger.error({ err: messageOf(error), term: context.term }, "serving work failed");
@@ -151,6 +155,7 @@ export async function startReplica(options: StartReplicaOptions): Promise<Replic
     ),
   );
   const grpcPort = await bindGrpc(grpc, `${config.host}:${config.grpcPort}`);
+  address = `${config.advertiseHost}:${grpcPort}`;
   let healthServer: ReturnType<typeof serveHealth> | undefined;
   const activeController = new AbortController();
   try {
@@ -194,7 +199,7 @@ export async function startReplica(options: StartReplicaOptions): Promise<Replic
     health,
     grpcPort,
     healthPort: healthServer.port,
-    address: `${config.advertiseHost}:${grpcPort}`,
+    address,
     stop,
     done,
   };
