@@ -273,7 +273,7 @@ describe("refusals", () => {
     }
   });
 
-  test("start fails with KMS_STORE_UNAVAILABLE when PostgreSQL is unreachable, KMS_AUDIT_FAILED when the log cannot be written", async () => {
+  test("start fails: PostgreSQL unreachable (KMS_STORE_UNAVAILABLE), audit log unwritable (KMS_AUDIT_FAILED), gRPC port taken (KMS_LISTEN_FAILED)", async () => {
     const noStore = await rejectionOf(
       startTestKms({ ...env, SVC_KMS_PG_URL: "postgres://svc:svc@127.0.0.1:1/svc" }),
       KmsError,
@@ -282,6 +282,8 @@ describe("refusals", () => {
     // fail-closed: the unseal at start cannot be recorded, so the KMS does not start
     const noLog = await rejectionOf(startTestKms({ ...env, SVC_AUDIT_LOG_FILE: "/dev/full" }), KmsError);
     expect(noLog.code).toBe("KMS_AUDIT_FAILED");
+    const portTaken = await rejectionOf(startTestKms({ ...env, SVC_KMS_PORT: String(kms.grpcPort) }), KmsError);
+    expect(portTaken.code).toBe("KMS_LISTEN_FAILED");
   });
 });
 
