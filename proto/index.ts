@@ -38,6 +38,24 @@ export {
   healthCheckResponse_ServingStatusFromJSON,
   healthCheckResponse_ServingStatusToJSON,
 } from "./gen/grpc/health/v1/health.ts";
+export type { BackendServiceServer } from "./gen/svc/backend/v1/backend.ts";
+export * as backendV1 from "./gen/svc/backend/v1/backend.ts";
+// svc.backend.v1: BackendService (indexes and tasks).
+export {
+  BackendServiceClient,
+  BackendServiceService,
+  CreateIndexRequest,
+  CreateIndexResponse,
+  DeleteIndexRequest,
+  DeleteIndexResponse,
+  GetTaskRequest,
+  GetTaskResponse,
+  IndexInfo,
+  ListIndexesRequest,
+  ListIndexesResponse,
+  SubmitJobRequest,
+  SubmitJobResponse,
+} from "./gen/svc/backend/v1/backend.ts";
 export type { ComputeServiceServer } from "./gen/svc/compute/v1/compute.ts";
 export * as computeV1 from "./gen/svc/compute/v1/compute.ts";
 // svc.compute.v1: ComputeService (ListShards).
@@ -97,3 +115,17 @@ export {
   RemoveComputeRequest,
   RemoveComputeResponse,
 } from "./gen/svc/orchestrator/v1/orchestrator.ts";
+export type { ShaperServiceServer } from "./gen/svc/shaper/v1/shaper.ts";
+export * as shaperV1 from "./gen/svc/shaper/v1/shaper.ts";
+// svc.shaper.v1: ShaperService (keys and jobs).
+export {
+  IndexKey,
+  LoadKeysRequest,
+  LoadKeysResponse,
+  RunJobRequest,
+  RunJobResponse,
+  ShaperServiceClient,
+  ShaperServiceService,
+  StatusRequest,
+  StatusResponse,
+} from "./gen/svc/shaper/v1/shaper.ts";

@@ -11,6 +11,7 @@ import {
 import {
   AuditEvent,
   AuditServiceService,
+  BackendServiceService,
   ComputeServiceService,
   ExportEventsResponse,
   ExportFormat,
@@ -23,6 +24,7 @@ import {
   HealthService,
   ListEventsRequest,
   OrchestratorServiceService,
+  ShaperServiceService,
 } from "../index.ts";
 
 describe("generated messages", () => {
@@ -78,6 +80,8 @@ describe("generated service definitions", () => {
     );
     expect(OrchestratorServiceService.heartbeat.path).toBe("/svc.orchestrator.v1.OrchestratorService/Heartbeat");
     expect(ComputeServiceService.listShards.path).toBe("/svc.compute.v1.ComputeService/ListShards");
+    expect(BackendServiceService.submitJob.path).toBe("/svc.backend.v1.BackendService/SubmitJob");
+    expect(ShaperServiceService.runJob.path).toBe("/svc.shaper.v1.ShaperService/RunJob");
     expect(HealthService.check.path).toBe("/grpc.health.v1.Health/Check");
     expect(HealthService.watch.path).toBe("/grpc.health.v1.Health/Watch");
     expect(HealthService.watch.responseStream).toBe(true);
