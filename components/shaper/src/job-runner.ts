@@ -1,0 +1,64 @@
+import { status } from "@grpc/grpc-js";
+import { type TermFence, tableOf } from "@svc/component-runtime";
+import type { SQL, TransactionSQL } from "bun";
+import type { KeyRing } from "./key-ring.ts";
+
+export interface JobOutcome {
+  result: string;
+  /** False when the job had been recorded already (a replay after a failover). */
+  ran: boolean;
+}
+
+const refused = (code: number, message: string) => Object.assign(new Error(message), { code });
+
+/**
+ * Runs shaper jobs (docs/components.md): a job needs its index's key; its result is recorded once in
+ * `job_results` (`INSERT … ON CONFLICT DO NOTHING`, keyed by the backend's task id), so a job replayed after a
+ * failover answers the recorded result instead of applying twice. Under an election the insert is fenced by the
+ * leader's term: a deposed shaper cannot record a result.
+ */
+export class JobRunner {
+  private readonly results: string;
+
+  constructor(
+    private readonly sql: SQL,
+    schema: string,
+    private readonly keys: KeyRing,
+    private readonly fence: TermFence,
+    private readonly workMs: number,
+  ) {
+    this.results = tableOf(schema, "job_results");
+  }
+
+  async run(
+    taskId: string,
+    indexName: string,
+    input: string,
+    pod: string,
+    term: number | undefined,
+  ): Promise<JobOutcome> {
+    const key = this.keys.get(indexName);
+    if (!key) throw refused(status.FAILED_PRECONDITION, `key of index ${indexName} is not loaded`);
+    const recorded = await this.recorded(this.sql, taskId);
+    if (recorded !== undefined) return { result: recorded, ran: false };
+    if (this.workMs > 0) await Bun.sleep(this.workMs);
+    const result = new Bun.CryptoHasher("sha256").update(`${key.material}:${input}`).digest("hex");
+    const record = async (tx: TransactionSQL | SQL) => {
+      const rows = await tx.unsafe(
+        `INSERT INTO ${this.results} (task_id, shaper_pod, result) VALUES ($1, $2, $3)
+         ON CONFLICT (task_id) DO NOTHING RETURNING task_id`,
+        [taskId, pod, result],
+      );
+      if (rows.length > 0) return { result, ran: true };
+      return { result: (await this.recorded(tx, taskId)) ?? result, ran: false };
+    };
+    return term === undefined ? record(this.sql) : this.fence.write(term, record);
+  }
+
+  private async recorded(tx: TransactionSQL | SQL, taskId: string): Promise<string | undefined> {
+    const rows: { result: string }[] = await tx.unsafe(`SELECT result FROM ${this.results} WHERE task_id = $1`, [
+      taskId,
+    ]);
+    return rows[0]?.result;
+  }
+}
