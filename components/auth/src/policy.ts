@@ -21,6 +21,7 @@ export const POLICY = {
   "audit.list": { anyRole: ["security", "audit-only"], allScopes: ["audit:read"] },
   "audit.export": { anyRole: ["security", "audit-exporter"], allScopes: ["audit:export"] },
   "kms.keys.manage": { anyRole: ["keymanager"], allScopes: [] },
+  "kms.keys.use": { anyRole: ["app", "keymanager"], allScopes: [] },
   "kms.pubkey.read": { anyRole: ["pubkey-reader", "keymanager"], allScopes: [] },
 } as const satisfies Record<string, Requirement>;
 

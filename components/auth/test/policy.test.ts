@@ -69,6 +69,14 @@ test("kms: keymanager manages keys and reads public keys; pubkey-reader only rea
   expect(denied(caller(["pubkey-reader"]), "kms.keys.manage").code).toBe("AUTH_PERMISSION_DENIED");
 });
 
+test("kms key use: app and keymanager; not pubkey-reader; app may not manage keys", () => {
+  expect(authorize(caller(["app"]), "kms.keys.use")).toBeUndefined();
+  expect(authorize(caller(["keymanager"]), "kms.keys.use")).toBeUndefined();
+  expect(denied(caller(["pubkey-reader"]), "kms.keys.use").message).toContain("app or keymanager");
+  expect(denied(caller(["app"]), "kms.keys.manage").code).toBe("AUTH_PERMISSION_DENIED");
+  expect(denied(caller(["app"]), "kms.pubkey.read").code).toBe("AUTH_PERMISSION_DENIED");
+});
+
 test("a caller without roles is denied everything; the anonymous caller (auth disabled) is allowed", () => {
   for (const operation of OPERATIONS) {
     expect(denied(caller([]), operation).code).toBe("AUTH_PERMISSION_DENIED");

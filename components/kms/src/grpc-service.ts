@@ -97,22 +97,22 @@ export function kmsServiceImplementation(deps: KmsServiceDeps): UntypedServiceIm
       },
     },
     encrypt: {
-      operation: "kms.keys.manage",
+      operation: "kms.keys.use",
       run: (caller, request: { name: string; plaintext: Buffer; associatedData: Buffer }) =>
         keys.encrypt(caller.tenantId, request.name, empty(request.plaintext), empty(request.associatedData)),
     },
     decrypt: {
-      operation: "kms.keys.manage",
+      operation: "kms.keys.use",
       run: (caller, request: { name: string; ciphertext: Buffer; associatedData: Buffer }) =>
         keys.decrypt(caller.tenantId, request.name, empty(request.ciphertext), empty(request.associatedData)),
     },
     sign: {
-      operation: "kms.keys.manage",
+      operation: "kms.keys.use",
       run: (caller, request: { name: string; message: Buffer }) =>
         keys.sign(caller.tenantId, request.name, empty(request.message)),
     },
     verify: {
-      operation: "kms.pubkey.read",
+      operation: "kms.keys.use",
       run: async (caller, request: { name: string; message: Buffer; signature: Buffer; version: number }) => ({
         valid: await keys.verify(
           caller.tenantId,

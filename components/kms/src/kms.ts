@@ -129,10 +129,17 @@ export async function startKms(config: KmsConfig, options: { logger: Logger }): 
       http = adminApp(auth, keys, health).listen({
         hostname: config.httpHost,
         port: config.httpPort,
+        // Elysia asks Bun for SO_REUSEPORT by default, which lets a second KMS bind a port in use and share its
+        // connections: a taken port must fail the start instead.
+        reusePort: false,
         ...(certificate ? { tls: { cert: certificate.certPem, key: certificate.keyPem } } : {}),
       });
     } catch (cause) {
-      throw new KmsError("KMS_LISTEN_FAILED", `cannot bind ${config.httpHost}:${config.httpPort}`, { cause });
+      throw new KmsError(
+        "KMS_LISTEN_FAILED",
+        `cannot bind the admin HTTP port ${config.httpHost}:${config.httpPort} (SVC_KMS_HTTP_PORT): ${(cause as Error).message}`,
+        { subject: "SVC_KMS_HTTP_PORT", cause },
+      );
     }
     health.markInitialized();
 

@@ -170,7 +170,7 @@ describe("keys over TLS with the exported CA", () => {
     expect((rows[0] as { wrapped_material: Uint8Array }).wrapped_material.length).toBe(12 + 32 + 16);
   });
 
-  test("ECDSA P-256 and Ed25519: sign; a pubkey-reader reads the public key and verifies, locally too", async () => {
+  test("ECDSA P-256 and Ed25519: sign and verify; a pubkey-reader reads the public key and verifies locally", async () => {
     const manager = kmsClient(keymanager);
     const reader = kmsClient(pubkeyReader);
     for (const [name, kind, algorithm] of [
@@ -183,8 +183,12 @@ describe("keys over TLS with the exported CA", () => {
       const { publicKeyPem, kind: readKind } = await reader.kmsGetPublicKey({ name });
       expect(readKind).toBe(kind);
       expect(verifySignature(algorithm, message, createPublicKey(publicKeyPem), signature)).toBe(true);
-      expect((await reader.kmsVerify({ name, message, signature, version })).valid).toBe(true);
-      expect((await reader.kmsVerify({ name, message: Buffer.from("other"), signature, version })).valid).toBe(false);
+      expect((await manager.kmsVerify({ name, message, signature, version })).valid).toBe(true);
+      expect((await manager.kmsVerify({ name, message: Buffer.from("other"), signature, version })).valid).toBe(false);
+      // Verify is key use (kms.keys.use): a pubkey-reader verifies with the public key, not through the KMS
+      expect((await sdkError(reader.kmsVerify({ name, message, signature, version }))).code).toBe(
+        "SDK_PERMISSION_DENIED",
+      );
     }
     const wrongKind = await sdkError(manager.kmsSign({ name: "data-key", message: Buffer.from("x") }));
     expect(wrongKind.serverCode).toBe("KMS_WRONG_KEY_KIND");
@@ -273,7 +277,7 @@ describe("refusals", () => {
     }
   });
 
-  test("start fails: PostgreSQL unreachable (KMS_STORE_UNAVAILABLE), audit log unwritable (KMS_AUDIT_FAILED), gRPC port taken (KMS_LISTEN_FAILED)", async () => {
+  test("start fails: PostgreSQL unreachable (KMS_STORE_UNAVAILABLE), audit log unwritable (KMS_AUDIT_FAILED), gRPC or admin port taken (KMS_LISTEN_FAILED)", async () => {
     const noStore = await rejectionOf(
       startTestKms({ ...env, SVC_KMS_PG_URL: "postgres://svc:svc@127.0.0.1:1/svc" }),
       KmsError,
@@ -284,6 +288,10 @@ describe("refusals", () => {
     expect(noLog.code).toBe("KMS_AUDIT_FAILED");
     const portTaken = await rejectionOf(startTestKms({ ...env, SVC_KMS_PORT: String(kms.grpcPort) }), KmsError);
     expect(portTaken.code).toBe("KMS_LISTEN_FAILED");
+    // Elysia binds with SO_REUSEPORT unless told not to: a second KMS must not share the admin port of the first
+    const httpTaken = await rejectionOf(startTestKms({ ...env, SVC_KMS_HTTP_PORT: String(kms.httpPort) }), KmsError);
+    expect(httpTaken).toMatchObject({ code: "KMS_LISTEN_FAILED", subject: "SVC_KMS_HTTP_PORT" });
+    expect(httpTaken.message).toContain(`:${kms.httpPort}`);
   });
 });
 
@@ -379,7 +387,7 @@ describe("audit", () => {
       expect(actions).toContain(action);
     }
     expect(records.every((record) => record.source === "kms")).toBe(true);
-    const denied = records.find((record) => record.action === "kms.permission_denied");
+    const denied = records.find((r) => r.action === "kms.permission_denied" && r.resource.endsWith("/not-yours"));
     expect(denied).toMatchObject({
       result: "PERMISSION_DENIED",
       principal_id: "svc-security",
