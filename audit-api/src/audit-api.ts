@@ -11,14 +11,18 @@ import type { AuditApiConfig } from "./config.ts";
 import { addReflection } from "./grpc-reflection.ts";
 import { AuditServiceService, auditServiceImplementation } from "./grpc-service.ts";
 import { IndexReader } from "./index-reader.ts";
+import { KafkaTail } from "./kafka-tail.ts";
 import { PageTokens } from "./page-token.ts";
 import { restApp } from "./rest-app.ts";
+import type { TailStore } from "./tail-store.ts";
 
 export interface AuditApi extends RunnableService {
   /** The bound ports (useful with port 0). */
   readonly grpcPort: number;
   readonly restPort: number;
   readonly queries: AuditQueries;
+  /** The freshness tail's records (undefined without SVC_AUDIT_KAFKA_BROKERS). */
+  readonly tail: TailStore | undefined;
 }
 
 function bindGrpc(server: Server, address: string): Promise<number> {
@@ -47,11 +51,13 @@ export async function startAuditApi(config: AuditApiConfig, options: { logger: L
         : undefined,
     forcePathStyle: config.s3.forcePathStyle,
   });
+  const tail = config.tail ? KafkaTail.start(sql, config.schema, config.tail, logger) : undefined;
   const queries = new AuditQueries(
     new IndexReader(sql, config.schema),
     s3,
     new PageTokens(config.pageTokenKey),
     config.limits,
+    tail?.store,
   );
   const health = new HealthState("audit", process.env.HOSTNAME ?? "audit-api", "active");
 
@@ -63,6 +69,7 @@ export async function startAuditApi(config: AuditApiConfig, options: { logger: L
   try {
     grpcPort = await bindGrpc(grpc, `${config.grpcHost}:${config.grpcPort}`);
   } catch (error) {
+    await tail?.stop();
     await sql.close();
     s3.destroy();
     throw error;
@@ -86,6 +93,7 @@ export async function startAuditApi(config: AuditApiConfig, options: { logger: L
       const timeout = new Promise<void>((resolve) => setTimeout(resolve, 5_000).unref());
       await Promise.race([graceful, timeout]);
       grpc.forceShutdown();
+      await tail?.stop();
       await sql.close();
       s3.destroy();
       logger.info({}, "audit api stopped");
@@ -93,5 +101,5 @@ export async function startAuditApi(config: AuditApiConfig, options: { logger: L
     })();
     return stopping;
   };
-  return { grpcPort, restPort: rest.server?.port ?? config.restPort, queries, stop, done };
+  return { grpcPort, restPort: rest.server?.port ?? config.restPort, queries, tail: tail?.store, stop, done };
 }

@@ -2,9 +2,11 @@ import type { S3Client } from "@aws-sdk/client-s3";
 import type { QueryLimits } from "./config.ts";
 import { AuditApiError } from "./errors.ts";
 import type { EventLocation, IndexReader } from "./index-reader.ts";
+import { compareTimeId } from "./micro-time.ts";
 import { readLines } from "./object-reader.ts";
-import type { PageTokens } from "./page-token.ts";
+import type { PagePosition, PageTokens } from "./page-token.ts";
 import type { AuditQuery, ListQuery } from "./query-request.ts";
+import type { TailRecord, TailStore } from "./tail-store.ts";
 
 /** One stored record as the API answers it: the JSON object of its line. */
 export type StoredRecord = Record<string, unknown>;
@@ -21,6 +23,11 @@ export interface ExportAnswer {
   data: Uint8Array;
   totalCount: number;
 }
+
+/** One answered event: where the index says it is, or the freshness tail's record. */
+type Entry = { location: EventLocation; tail?: undefined } | { tail: TailRecord; location?: undefined };
+
+const positionOf = (entry: Entry): PagePosition => (entry.location ?? entry.tail) as PagePosition;
 
 /** Rows read from the index per step of an export. */
 const EXPORT_STEP = 2_000;
@@ -51,7 +58,9 @@ function parseLine(line: Uint8Array, location: EventLocation): StoredRecord {
 
 /**
  * The query core shared by REST and gRPC: a tenant (always the verified caller's) and a checked request in, exact
- * totals and pages in the stable `(time, id)` order out, events read from the objects the index names.
+ * totals and pages in the stable `(time, id)` order out, events read from the objects the index names — merged,
+ * when a freshness tail is there, with the records the index does not hold yet (docs/audit-storage.md,
+ * "Freshness").
  */
 export class AuditQueries {
   constructor(
@@ -59,39 +68,112 @@ export class AuditQueries {
     private readonly s3: S3Client,
     private readonly tokens: PageTokens,
     private readonly limits: QueryLimits,
+    private readonly tail?: TailStore,
   ) {}
+
+  /**
+   * The tail's records for the query that `reader` (read after this snapshot was taken) does not hold. Taken
+   * before any index read of the query: what left the tail earlier is in the index by then.
+   */
+  private async freshTail(reader: IndexReader, tenantId: string, snapshot: TailRecord[]): Promise<TailRecord[]> {
+    if (snapshot.length === 0) return snapshot;
+    const indexed = await reader.indexed(tenantId, snapshot);
+    return indexed.size === 0 ? snapshot : snapshot.filter((r) => !indexed.has(`${r.time}|${r.id}`));
+  }
+
+  /**
+   * Index rows (fetched `step` at a time after `after`) and fresh tail records merged in `(time, id)` order; an
+   * event in both (indexed meanwhile) comes once, as the index's.
+   */
+  private async *merged(
+    reader: IndexReader,
+    tenantId: string,
+    query: AuditQuery,
+    after: PagePosition | undefined,
+    fresh: readonly TailRecord[],
+    step: number,
+  ): AsyncGenerator<Entry> {
+    let t = 0;
+    if (after) while (t < fresh.length && compareTimeId(fresh[t] as TailRecord, after) <= 0) t++;
+    let cursor = after;
+    for (;;) {
+      const rows = await reader.page(tenantId, query, cursor, step);
+      for (const location of rows) {
+        while (t < fresh.length && compareTimeId(fresh[t] as TailRecord, location) < 0)
+          yield { tail: fresh[t++] as TailRecord };
+        if (t < fresh.length && compareTimeId(fresh[t] as TailRecord, location) === 0) t++;
+        yield { location };
+      }
+      if (rows.length < step) break;
+      cursor = rows.at(-1);
+    }
+    while (t < fresh.length) yield { tail: fresh[t++] as TailRecord };
+  }
+
+  /** The lines of `entries`, in order: ranged GETs for indexed ones, memory for tail ones. */
+  private async linesOf(entries: readonly Entry[]): Promise<Uint8Array[]> {
+    const locations = entries.flatMap((e) => (e.location ? [e.location] : []));
+    const read = await readLines(this.s3, locations, this.limits.rangeMergeBytes);
+    let i = 0;
+    return entries.map((entry) => {
+      if (entry.tail) return entry.tail.line;
+      const line = read[i++] as Uint8Array;
+      parseLine(line, entry.location);
+      return line;
+    });
+  }
 
   async list(tenantId: string, request: ListQuery): Promise<ListAnswer> {
     const { query, pageSize, pageToken } = request;
     const after = pageToken === "" ? undefined : this.tokens.decode(tenantId, query, pageToken);
-    const [totalCount, rows] = await Promise.all([
-      this.index.count(tenantId, query),
-      this.index.page(tenantId, query, after, pageSize + 1),
-    ]);
-    const page = rows.slice(0, pageSize);
-    const lines = await readLines(this.s3, page, this.limits.rangeMergeBytes);
-    const events = page.map((location, i) => parseLine(lines[i] as Uint8Array, location));
+    const snapshot = this.tail?.snapshot(tenantId, query) ?? [];
+    const take = async (reader: IndexReader) => {
+      const fresh = await this.freshTail(reader, tenantId, snapshot);
+      const entries: Entry[] = [];
+      for await (const entry of this.merged(reader, tenantId, query, after, fresh, pageSize + 1)) {
+        entries.push(entry);
+        if (entries.length > pageSize) break;
+      }
+      return { totalCount: (await reader.count(tenantId, query)) + fresh.length, entries };
+    };
+    // With tail records in play, the count, the page and the lookup must see one snapshot of the index.
+    const { totalCount, entries } =
+      snapshot.length > 0
+        ? await this.index.consistent(take)
+        : await (async () => {
+            const [count, rows] = await Promise.all([
+              this.index.count(tenantId, query),
+              this.index.page(tenantId, query, after, pageSize + 1),
+            ]);
+            return { totalCount: count, entries: rows.map((location): Entry => ({ location })) };
+          })();
+    const page = entries.slice(0, pageSize);
+    const lines = await this.linesOf(page);
+    const events = page.map((entry, i) =>
+      entry.location
+        ? parseLine(lines[i] as Uint8Array, entry.location)
+        : (JSON.parse(entry.tail.line.toString("utf8")) as StoredRecord),
+    );
     const last = page.at(-1);
     const nextPageToken =
-      rows.length > pageSize && last ? this.tokens.encode(tenantId, query, { time: last.time, id: last.id }) : "";
+      entries.length > pageSize && last ? this.tokens.encode(tenantId, query, positionOf(last)) : "";
     return { totalCount, events, nextPageToken };
   }
 
   /**
    * Every matching event as JSONL chunks (each a whole number of lines, about `CHUNK_BYTES`), oldest first: the
-   * streaming export, for a range of any size. Memory stays at one index step.
+   * streaming export, for a range of any size. Memory stays at one index step (plus the tail's part).
    */
   async *exportChunks(tenantId: string, query: AuditQuery): AsyncGenerator<ExportAnswer> {
-    let after: { time: string; id: string } | undefined;
-    for (;;) {
-      const rows = await this.index.page(tenantId, query, after, EXPORT_STEP);
-      if (rows.length === 0) return;
-      const lines = await readLines(this.s3, rows, this.limits.rangeMergeBytes);
-      let part: Uint8Array[] = [];
-      let bytes = 0;
-      for (const [i, location] of rows.entries()) {
-        const line = lines[i] as Uint8Array;
-        parseLine(line, location);
+    const snapshot = this.tail?.snapshot(tenantId, query) ?? [];
+    const fresh = await this.freshTail(this.index, tenantId, snapshot);
+    let part: Uint8Array[] = [];
+    let bytes = 0;
+    let step: Entry[] = [];
+    const flushStep = async function* (this: AuditQueries): AsyncGenerator<ExportAnswer> {
+      const lines = await this.linesOf(step);
+      step = [];
+      for (const line of lines) {
         part.push(line);
         bytes += line.length + 1;
         if (bytes >= CHUNK_BYTES) {
@@ -99,11 +181,13 @@ export class AuditQueries {
           [part, bytes] = [[], 0];
         }
       }
-      if (part.length > 0) yield { data: joinLines(part, bytes), totalCount: part.length };
-      const last = rows.at(-1) as EventLocation;
-      after = { time: last.time, id: last.id };
-      if (rows.length < EXPORT_STEP) return;
+    };
+    for await (const entry of this.merged(this.index, tenantId, query, undefined, fresh, EXPORT_STEP)) {
+      step.push(entry);
+      if (step.length >= EXPORT_STEP) yield* flushStep.call(this);
     }
+    if (step.length > 0) yield* flushStep.call(this);
+    if (part.length > 0) yield { data: joinLines(part, bytes), totalCount: part.length };
   }
 
   /**

@@ -2,6 +2,7 @@ import { type Static, type TSchema, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { type AuthConfig, parseAuthConfig } from "@svc/auth";
 import { AuditApiError } from "./errors.ts";
+import type { TailSettings } from "./kafka-tail.ts";
 
 const IDENTIFIER = "^[a-z_][a-z0-9_]{0,62}$";
 
@@ -50,6 +51,29 @@ export const AuditApiEnvSchema = Type.Object({
     default: 65_536,
     description: "byte ranges of one object closer than this are fetched in one GET",
   }),
+  SVC_AUDIT_KAFKA_BROKERS: Type.Optional(
+    Type.String({
+      pattern: "^[^\\s,]+:\\d+(,[^\\s,]+:\\d+)*$",
+      description: "host:port,… of Kafka: the freshness tail reads the topic (unset: answers from the index only)",
+    }),
+  ),
+  SVC_AUDIT_TOPIC: Type.String({
+    pattern: "^[A-Za-z0-9._-]{1,249}$",
+    default: "svc.audit.events.v1",
+    description: "the audit topic (the writer's)",
+  }),
+  SVC_AUDIT_API_TAIL_MAX_RECORDS: integer({
+    minimum: 1,
+    maximum: 100_000_000,
+    default: 1_000_000,
+    description: "records the freshness tail holds at most",
+  }),
+  SVC_AUDIT_API_TAIL_REFRESH_MS: integer({
+    minimum: 10,
+    maximum: 60_000,
+    default: 500,
+    description: "how often the tail reads marks.indexed_through",
+  }),
   SVC_AUDIT_LOG_LEVEL: Type.Union(
     ["fatal", "error", "warn", "info", "debug", "trace", "silent"].map((level) => Type.Literal(level)),
     { default: "info" },
@@ -88,6 +112,8 @@ export interface AuditApiConfig {
   limits: QueryLimits;
   logLevel: LogLevel;
   auth: AuthConfig;
+  /** The freshness tail; undefined without SVC_AUDIT_KAFKA_BROKERS. */
+  tail: TailSettings | undefined;
 }
 
 function invalid(field: string, message: string): AuditApiError {
@@ -158,5 +184,13 @@ export function parseAuditApiConfig(env: Record<string, string | undefined>): Au
     },
     logLevel: parsed.SVC_AUDIT_LOG_LEVEL as LogLevel,
     auth,
+    tail: parsed.SVC_AUDIT_KAFKA_BROKERS
+      ? {
+          brokers: parsed.SVC_AUDIT_KAFKA_BROKERS.split(","),
+          topic: parsed.SVC_AUDIT_TOPIC,
+          maxRecords: parsed.SVC_AUDIT_API_TAIL_MAX_RECORDS,
+          refreshMs: parsed.SVC_AUDIT_API_TAIL_REFRESH_MS,
+        }
+      : undefined,
   };
 }

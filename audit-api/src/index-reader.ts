@@ -59,7 +59,7 @@ export class IndexReader {
 
   constructor(
     private readonly sql: SQL,
-    schema: string,
+    private readonly schema: string,
   ) {
     if (!IDENTIFIER.test(schema)) {
       throw new AuditApiError("AUDIT_API_CONFIG_INVALID", `bad schema name ${JSON.stringify(schema)}`, {
@@ -80,6 +80,28 @@ export class IndexReader {
       text += ` AND starts_with(${alias}resource, ${statement.param(query.resourcePrefix)})`;
     }
     return text;
+  }
+
+  /**
+   * Runs `work` on a reader bound to one REPEATABLE READ, READ ONLY transaction: every statement sees the same
+   * snapshot of the index (a count, a page and a lookup that must agree with each other).
+   */
+  async consistent<T>(work: (reader: IndexReader) => Promise<T>): Promise<T> {
+    let failed: unknown;
+    try {
+      return await this.sql.begin(async (tx) => {
+        await tx.unsafe("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY");
+        try {
+          return await work(new IndexReader(tx as unknown as SQL, this.schema));
+        } catch (error) {
+          failed = error;
+          throw error;
+        }
+      });
+    } catch (error) {
+      if (failed !== undefined && error === failed) throw error;
+      throw indexFailed("transaction", error);
+    }
   }
 
   /** Exact number of the tenant's events matching `query`; each event id counts once. */
@@ -143,5 +165,27 @@ export class IndexReader {
     } catch (error) {
       throw indexFailed("page", error);
     }
+  }
+
+  /**
+   * Which of `keys` (the tenant's `(time, id)` pairs, times as the index prints them) the index holds: the keys of
+   * the `events` primary key found, as `time|id`.
+   */
+  async indexed(tenantId: string, keys: readonly { time: string; id: string }[]): Promise<Set<string>> {
+    const found = new Set<string>();
+    for (let start = 0; start < keys.length; start += 10_000) {
+      const chunk = keys.slice(start, start + 10_000).map((k) => ({ time: k.time, id: k.id }));
+      const text =
+        `SELECT to_char(e.time AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS time, e.id` +
+        ` FROM jsonb_to_recordset(($2::text)::jsonb) AS k(time timestamptz, id text)` +
+        ` JOIN ${this.events} e ON e.tenant_id = $1 AND e.time = k.time AND e.id = k.id`;
+      try {
+        const rows = (await this.sql.unsafe(text, [tenantId, JSON.stringify(chunk)])) as { time: string; id: string }[];
+        for (const row of rows) found.add(`${row.time}|${row.id}`);
+      } catch (error) {
+        throw indexFailed("indexed", error);
+      }
+    }
+    return found;
   }
 }

@@ -23,6 +23,16 @@ test("defaults: gRPC on the spec's port 50052, page sizes and export limits", ()
   expect(config.auth.issuer).toBe(base.SVC_AUTH_ISSUER);
 });
 
+test("the freshness tail: off without SVC_AUDIT_KAFKA_BROKERS, else on the writer's topic", () => {
+  expect(parseAuditApiConfig(base).tail).toBeUndefined();
+  expect(parseAuditApiConfig({ ...base, SVC_AUDIT_KAFKA_BROKERS: "a:9092,b:9093" }).tail).toEqual({
+    brokers: ["a:9092", "b:9093"],
+    topic: "svc.audit.events.v1",
+    maxRecords: 1_000_000,
+    refreshMs: 500,
+  });
+});
+
 test("SVC_AUDIT_HOST_PORT overrides the gRPC port", () => {
   expect(parseAuditApiConfig({ ...base, SVC_AUDIT_HOST_PORT: "6001" }).grpcPort).toBe(6001);
 });
@@ -35,6 +45,10 @@ test.each([
   ["SVC_AUDIT_API_PAGE_TOKEN_KEY", "short"],
   ["SVC_AUDIT_API_MAX_PAGE_SIZE", "0"],
   ["SVC_AUDIT_S3_FORCE_PATH_STYLE", "yes"],
+  ["SVC_AUDIT_KAFKA_BROKERS", "kafka"],
+  ["SVC_AUDIT_TOPIC", "bad topic"],
+  ["SVC_AUDIT_API_TAIL_MAX_RECORDS", "0"],
+  ["SVC_AUDIT_API_TAIL_REFRESH_MS", "1"],
 ])("a bad %s (%s) is refused naming the variable", (name, value) => {
   const error = thrownBy(() => parseAuditApiConfig({ ...base, [name]: value }), AuditApiError);
   expect(error.code).toBe("AUDIT_API_CONFIG_INVALID");

@@ -1,0 +1,31 @@
+import { normaliseRfc3339 } from "./rfc3339.ts";
+
+const pad = (value: number | bigint, width = 2) => String(value).padStart(width, "0");
+
+/**
+ * An RFC 3339 time as PostgreSQL's `timestamptz` holds it and the index reader prints it: UTC, microseconds
+ * (`YYYY-MM-DDTHH:MM:SS.ffffffZ`; digits beyond the sixth rounded, half up). Tail records carry this form, so they
+ * sort, compare and page exactly as the same record does once it is indexed. Throws when `time` does not parse.
+ */
+export function microTime(time: string): string {
+  const utc = normaliseRfc3339("time", time);
+  const dot = utc.indexOf(".");
+  const whole = dot === -1 ? utc.slice(0, -1) : utc.slice(0, dot);
+  const fraction = dot === -1 ? "" : utc.slice(dot + 1, -1);
+  let micros = BigInt(Date.parse(`${whole}Z`)) * 1000n + BigInt(fraction.slice(0, 6).padEnd(6, "0"));
+  if (fraction.length > 6 && Number(fraction[6]) >= 5) micros += 1n;
+  const date = new Date(Number(micros / 1000n));
+  date.setUTCMilliseconds(0);
+  const sub = micros % 1_000_000n;
+  return (
+    `${pad(date.getUTCFullYear(), 4)}-${pad(date.getUTCMonth() + 1)}-${pad(date.getUTCDate())}` +
+    `T${pad(date.getUTCHours())}:${pad(date.getUTCMinutes())}:${pad(date.getUTCSeconds())}.${pad(sub, 6)}Z`
+  );
+}
+
+/** The index's order: `time` (same fixed form), then `id` as the C collation compares it (UTF-8 bytes). */
+export function compareTimeId(a: { time: string; id: string }, b: { time: string; id: string }): number {
+  if (a.time !== b.time) return a.time < b.time ? -1 : 1;
+  if (a.id === b.id) return 0;
+  return Buffer.compare(Buffer.from(a.id, "utf8"), Buffer.from(b.id, "utf8"));
+}
