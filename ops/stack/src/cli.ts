@@ -5,7 +5,9 @@ import { StackError } from "./errors.ts";
 import { down, installAll, readEnvFile, selectServices, status, up } from "./stack.ts";
 
 const program = new Command("stack")
-  .description("The local stack: Kafka (KRaft), MinIO, Keycloak, PostgreSQL, etcd and kube-apiserver on loopback")
+  .description(
+    "The local stack: Kafka (KRaft), MinIO, Keycloak, PostgreSQL, etcd and kube-apiserver on loopback; the KMS and its audit instance on request",
+  )
   .option("--state-dir <dir>", "where the stack keeps data, logs and pid files (env SVC_STACK_STATE_DIR)");
 
 const context = () => createContext(process.env, { stateDir: program.opts<{ stateDir?: string }>().stateDir });
@@ -23,9 +25,11 @@ program
 program
   .command("up [services...]")
   .description("install what is missing, start what is not running (all by default), wait until each is ready")
-  .action(async (names: string[]) => {
+  .option("--kms", "also start the KMS (TLS gRPC; its CA path in stack.env as SVC_STACK_KMS_CA_CERT)")
+  .option("--kms-audit", "also start the KMS with its audit instance (agent and queue-consumer); implies --kms")
+  .action(async (names: string[], options: { kms?: boolean; kmsAudit?: boolean }) => {
     const ctx = context();
-    const result = await up(ctx, selectServices(names));
+    const result = await up(ctx, selectServices(names, options));
     console.log(`\n${"service".padEnd(16)} ${"install".padStart(8)} ${"start".padStart(8)}`);
     for (const t of result.timings) {
       const start = t.alreadyRunning ? "running" : `${t.startSeconds}s`;
@@ -36,7 +40,7 @@ program
 
 program
   .command("down")
-  .description("stop every server of the stack")
+  .description("stop every server of the stack (the KMS and its audit instance too)")
   .option("--purge", "also delete the stack's data and logs")
   .action(async (options: { purge?: boolean }) => {
     const stopped = await down(context(), options);
@@ -45,7 +49,7 @@ program
 
 program
   .command("status")
-  .description("each server's address and state; exits 1 unless all are ready")
+  .description("each server's address and state (the KMS's once started); exits 1 unless all are ready")
   .action(async () => {
     const rows = await status(context());
     for (const row of rows) {

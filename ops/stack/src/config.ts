@@ -60,6 +60,26 @@ export const StackConfigSchema = Type.Object(
     ),
     etcd: Type.Object({ port: Port, peer_port: Port }, { additionalProperties: false }),
     kube_apiserver: Type.Object({ port: Port }, { additionalProperties: false }),
+    /** The KMS and its audit instance: started only by `up --kms` / `--kms-audit`. */
+    kms: Type.Object(
+      {
+        port: Port,
+        http_port: Port,
+        /** PostgreSQL schema of the key store (the stack's database). */
+        schema: Type.String({ pattern: "^[a-z_][a-z0-9_]{0,62}$" }),
+        /** Keycloak realm whose tokens the KMS accepts. */
+        realm: Name,
+        audit_topic: TopicName,
+        audit_bucket: Type.String({ pattern: "^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$" }),
+        audit_key_prefix: Type.String({ pattern: "^([A-Za-z0-9._-]+/)*$" }),
+        audit_group_id: TopicName,
+        audit_index_schema: Type.String({ pattern: "^[a-z_][a-z0-9_]{0,62}$" }),
+        /** /health and /metrics of the KMS audit instance's agent and queue-consumer. */
+        agent_metrics_port: Port,
+        consumer_metrics_port: Port,
+      },
+      { additionalProperties: false },
+    ),
   },
   { additionalProperties: false },
 );

@@ -7,7 +7,7 @@ import { StackAggregateError, StackError } from "./errors.ts";
 import { withInstallLock } from "./install-lock.ts";
 import { assertPortsFree } from "./port-check.ts";
 import { awaitReady, readinessOf } from "./server-readiness.ts";
-import { SERVICES } from "./services/index.ts";
+import { ALL_SERVICES, OPTIONAL_SERVICES, SERVICES } from "./services/index.ts";
 import { pidFileOf } from "./state-files.ts";
 import { acquireUpLock } from "./up-lock.ts";
 
@@ -26,22 +26,41 @@ export interface StackUp {
   timings: ServiceTiming[];
 }
 
-/** The named services and what they start after; every service when no name is given. */
-export function selectServices(names: readonly string[]): readonly StackService[] {
-  if (names.length === 0) return SERVICES;
+/** What `up --kms` / `up --kms-audit` add to the named services. */
+export interface OptionalSelection {
+  /** The KMS. */
+  kms?: boolean;
+  /** The KMS with its audit instance (agent and queue-consumer); implies `kms`. */
+  kmsAudit?: boolean;
+}
+
+/** The servers each flag adds. */
+export const KMS_SERVICES = ["kms"] as const;
+export const KMS_AUDIT_SERVICES = ["kms", "kms-audit-agent", "kms-audit-consumer"] as const;
+
+/**
+ * The named services and what they start after; every default service when no name is given. The optional ones
+ * (the KMS and its audit instance) only when named or asked for by a flag: `kmsAudit` implies `kms`.
+ */
+export function selectServices(names: readonly string[], optional: OptionalSelection = {}): readonly StackService[] {
   const wanted = new Set<string>();
   const add = (name: string) => {
-    const service = SERVICES.find((s) => s.name === name);
+    const service = ALL_SERVICES.find((s) => s.name === name);
     if (!service) {
-      const known = SERVICES.map((s) => s.name).join(", ");
+      const known = ALL_SERVICES.map((s) => s.name).join(", ");
       throw new StackError("STACK_CONFIG_INVALID", `unknown service ${name} (known: ${known})`, name);
     }
     wanted.add(name);
     for (const dependency of service.after) add(dependency);
   };
-  for (const name of names) add(name);
-  return SERVICES.filter((s) => wanted.has(s.name));
+  for (const name of names.length === 0 ? SERVICES.map((s) => s.name) : names) add(name);
+  if (optional.kms) for (const name of KMS_SERVICES) add(name);
+  if (optional.kmsAudit) for (const name of KMS_AUDIT_SERVICES) add(name);
+  return ALL_SERVICES.filter((s) => wanted.has(s.name));
 }
+
+/** The optional servers whose pid file exists: started by an `up` and not stopped by `down` since. */
+const startedOptional = (ctx: StackContext) => OPTIONAL_SERVICES.filter((s) => existsSync(pidFileOf(ctx, s.name)));
 
 export const envFilePath = (stateDir: string) => join(stateDir, "stack.env");
 const seconds = (since: number) => Math.round((performance.now() - since) / 100) / 10;
@@ -149,8 +168,9 @@ async function upLocked(ctx: StackContext, services: readonly StackService[]): P
     await Promise.all(started.map((s) => stopDaemon(pidFileOf(ctx, s.name))));
     throw error;
   }
-  // Every server's address, not only the ones started now: `up keycloak` must not hide the others.
-  const env = writeEnvFile(ctx, SERVICES);
+  // Every server's address, not only the ones started now: `up keycloak` must not hide the others (nor the KMS
+  // that an earlier `up --kms` started).
+  const env = writeEnvFile(ctx, [...SERVICES, ...startedOptional(ctx)]);
   return { env, envFile: envFilePath(ctx.stateDir), timings };
 }
 
@@ -189,7 +209,7 @@ async function adoptRunning(ctx: StackContext, service: StackService): Promise<b
 /** Stops every server of the stack (reverse start order); `purge` also deletes its data. */
 export async function down(ctx: StackContext, options: { purge?: boolean } = {}): Promise<string[]> {
   const stopped: string[] = [];
-  for (const service of [...SERVICES].reverse()) {
+  for (const service of [...ALL_SERVICES].reverse()) {
     if (await stopDaemon(pidFileOf(ctx, service.name))) stopped.push(service.name);
   }
   rmSync(envFilePath(ctx.stateDir), { force: true });
@@ -204,7 +224,7 @@ export async function down(ctx: StackContext, options: { purge?: boolean } = {})
 
 /** Synchronous last resort for a test run that is exiting: kill every server of this stack at once. */
 export function killAllNow(stateDir: string): void {
-  for (const service of SERVICES) killDaemonNow(join(stateDir, "pids", `${service.name}.pid`));
+  for (const service of ALL_SERVICES) killDaemonNow(join(stateDir, "pids", `${service.name}.pid`));
 }
 
 export interface ServiceStatus {
@@ -214,9 +234,10 @@ export interface ServiceStatus {
   pid: number | undefined;
 }
 
+/** Every default server, and each optional one that was started (see `startedOptional`). */
 export async function status(ctx: StackContext): Promise<ServiceStatus[]> {
   return Promise.all(
-    SERVICES.map(async (service) => {
+    [...SERVICES, ...startedOptional(ctx)].map(async (service) => {
       const pid = livePid(pidFileOf(ctx, service.name));
       const alive = pid !== undefined;
       const ready = alive && (await readinessOf(ctx, service, pid))?.ours === true;
