@@ -66,6 +66,11 @@ export {
   ListShardsResponse,
   LoadedShard,
 } from "./gen/svc/compute/v1/compute.ts";
+export type { EndpointServiceServer } from "./gen/svc/endpoint/v1/endpoint.ts";
+// svc.endpoint.v1: EndpointService (the application gateway); its messages share names with backend's, so they
+// are reached through the namespace (`endpointV1.SubmitJobRequest`).
+export * as endpointV1 from "./gen/svc/endpoint/v1/endpoint.ts";
+export { EndpointServiceClient, EndpointServiceService } from "./gen/svc/endpoint/v1/endpoint.ts";
 export type { KmsServiceServer } from "./gen/svc/kms/v1/kms.ts";
 export * as kmsV1 from "./gen/svc/kms/v1/kms.ts";
 // svc.kms.v1: KmsService (docs/kms.md).

@@ -13,6 +13,7 @@ import {
   AuditServiceService,
   BackendServiceService,
   ComputeServiceService,
+  EndpointServiceService,
   ExportEventsResponse,
   ExportFormat,
   exportFormatToJSON,
@@ -82,6 +83,7 @@ describe("generated service definitions", () => {
     expect(ComputeServiceService.listShards.path).toBe("/svc.compute.v1.ComputeService/ListShards");
     expect(BackendServiceService.submitJob.path).toBe("/svc.backend.v1.BackendService/SubmitJob");
     expect(ShaperServiceService.runJob.path).toBe("/svc.shaper.v1.ShaperService/RunJob");
+    expect(EndpointServiceService.submitJob.path).toBe("/svc.endpoint.v1.EndpointService/SubmitJob");
     expect(HealthService.check.path).toBe("/grpc.health.v1.Health/Check");
     expect(HealthService.watch.path).toBe("/grpc.health.v1.Health/Watch");
     expect(HealthService.watch.responseStream).toBe(true);
