@@ -7,6 +7,7 @@ export { type LogLevel, parseReplicaConfig, type ReplicaConfig, ReplicaEnvSchema
 export { replicaLogger } from "./src/replica-logger.ts";
 export { callUnary, ServingReplicaClient, type UnaryMethod } from "./src/serving-replica-client.ts";
 export {
+  ADDRESS_ANNOTATIONS,
   type Replica,
   type ReplicaService,
   type ServingContext,

@@ -1,5 +1,11 @@
-import { Server, ServerCredentials, type ServiceDefinition, type UntypedServiceImplementation } from "@grpc/grpc-js";
-import { CoreV1Api } from "@kubernetes/client-node";
+import {
+  Server,
+  ServerCredentials,
+  type ServerInterceptor,
+  type ServiceDefinition,
+  type UntypedServiceImplementation,
+} from "@grpc/grpc-js";
+import { CoreV1Api, PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
 import type { RunnableService } from "@svc/common";
 import {
   type ComponentProfile,
@@ -45,6 +51,13 @@ export interface StartReplicaOptions {
   whileServing?: (context: ServingContext) => Promise<void>;
   /** `endpoint`'s `/health/deps` and `/health/ha`. */
   diagnostics?: EndpointDiagnostics;
+  /**
+   * A readiness gate on top of the role (endpoint: backend only, spec: Limits): while it answers false,
+   * `/health/ready` is 503 and the replica shows as `follower` (not admitted); `/health/pod-ready` stays 200.
+   */
+  gate?: () => boolean;
+  /** grpc-js server interceptors (endpoint: the audit interceptor). */
+  grpcInterceptors?: ServerInterceptor[];
   /** Closes the component's own clients, after the servers stopped. */
   close?: () => Promise<void>;
   /** Bound of each graceful stop step (serving work, gRPC drain); default 5 s. */
@@ -67,6 +80,23 @@ function bindGrpc(server: Server, address: string): Promise<number> {
     server.bindAsync(address, ServerCredentials.createInsecure(), (error, port) =>
       error ? reject(error) : resolve(port),
     ),
+  );
+}
+
+const mergePatch = setHeaderOptions("Content-Type", PatchStrategy.MergePatch);
+
+/** The annotations endpoint reads to reach a labelled Pod (spec: Services route only to the labelled pod). */
+export const ADDRESS_ANNOTATIONS = { grpc: "svc.ai/grpc-address", health: "svc.ai/health-address" } as const;
+
+async function annotateAddresses(
+  api: CoreV1Api,
+  config: ReplicaConfig,
+  addresses: { grpc: string; health: string },
+): Promise<void> {
+  const annotations = { [ADDRESS_ANNOTATIONS.grpc]: addresses.grpc, [ADDRESS_ANNOTATIONS.health]: addresses.health };
+  await api.patchNamespacedPod(
+    { name: config.pod, namespace: config.namespace, body: { metadata: { annotations } } },
+    mergePatch,
   );
 }
 
@@ -95,7 +125,9 @@ export async function startReplica(options: StartReplicaOptions): Promise<Replic
     onAttemptError: (error) => logger.warn({ err: messageOf(error) }, "election attempt failed"),
   });
   const health = new HealthState(profile.name, config.pod, config.backend === "" ? "active" : "follower");
-  health.follow(healthSource(elector));
+  const roles = healthSource(elector);
+  const gate = options.gate;
+  health.follow(gate ? { ...roles, role: () => (gate() ? roles.role() : "follower") } : roles);
   if (kubeconfig && config.labelPods) {
     keepLeaderLabel(elector, {
       api: makeKubeClient(kubeconfig, CoreV1Api),
@@ -143,7 +175,7 @@ export async function startReplica(options: StartReplicaOptions): Promise<Replic
     }
   });
 
-  const grpc = new Server();
+  const grpc = new Server({ interceptors: options.grpcInterceptors ?? [] });
   for (const service of options.services) {
     grpc.addService(service.definition, guardService(elector, service.definition, service.implementation));
   }
@@ -172,6 +204,13 @@ export async function startReplica(options: StartReplicaOptions): Promise<Replic
     throw error;
   }
   if (config.backend === "") serve({ term: undefined, signal: activeController.signal });
+  if (kubeconfig && config.labelPods) {
+    // Where endpoint reaches this replica when it finds it by the leader label (outside a cluster the Pod has no IP).
+    annotateAddresses(makeKubeClient(kubeconfig, CoreV1Api), config, {
+      grpc: address,
+      health: `${config.advertiseHost}:${healthServer.port}`,
+    }).catch((error: unknown) => logger.warn({ err: messageOf(error) }, "pod address annotation failed"));
+  }
   logger.info(
     { event: "ready", grpcPort, healthPort: healthServer.port, role: elector.snapshot().role },
     `${profile.name} replica ready`,

@@ -1,0 +1,135 @@
+import { status } from "@grpc/grpc-js";
+import type { ReplicaAddress } from "./config.ts";
+import type { Discover } from "./discovery.ts";
+
+/** What endpoint last observed of a component (`/health/deps`). */
+export interface ObservedComponent {
+  /** The serving replica's Pod (its `/health/whoami`), when one serves. */
+  leader: string | undefined;
+  term: number | undefined;
+  role: string | undefined;
+  /** The serving replica's gRPC address. */
+  address: string | undefined;
+  /** When a serving replica was last seen (RFC 3339), if ever. */
+  lastSeen: string | undefined;
+  candidates: number;
+  error: string | undefined;
+}
+
+const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+/** The gRPC error a call gets while the component has no serving replica (spec: Errors). */
+export const noLeader = (component: string) =>
+  Object.assign(new Error(`no ${component} leader is serving (failover in progress); retry`), {
+    code: status.UNAVAILABLE,
+  });
+
+/**
+ * How endpoint reaches the current leader of one component, as a Service with a readiness probe does: it probes
+ * each discovered replica's `/health/ready` every `probeMs` and routes only to one answering 200 (a leader, or an
+ * active replica), never to a follower. A call that ends UNAVAILABLE drops the target until the next probe, which
+ * is run at once. While none serves, calls end UNAVAILABLE at once.
+ */
+export class ComponentRoute {
+  private serving: ReplicaAddress | undefined;
+  private observed: ObservedComponent = {
+    leader: undefined,
+    term: undefined,
+    role: undefined,
+    address: undefined,
+    lastSeen: undefined,
+    candidates: 0,
+    error: undefined,
+  };
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private probing: Promise<void> | undefined;
+  private stopped = false;
+
+  constructor(
+    readonly component: string,
+    private readonly discover: Discover,
+    private readonly probeMs: number,
+  ) {}
+
+  /** Probes once now, then every `probeMs`. */
+  async start(): Promise<void> {
+    await this.probeNow();
+    this.schedule();
+  }
+
+  private schedule() {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      void this.probeNow().finally(() => this.schedule());
+    }, this.probeMs);
+  }
+
+  probeNow(): Promise<void> {
+    this.probing ??= this.probe().finally(() => {
+      this.probing = undefined;
+    });
+    return this.probing;
+  }
+
+  private async probe(): Promise<void> {
+    let candidates: ReplicaAddress[];
+    try {
+      candidates = await this.discover();
+    } catch (error) {
+      this.serving = undefined;
+      this.observed = { ...this.observed, address: undefined, error: `discovery: ${messageOf(error)}` };
+      return;
+    }
+    const timeoutMs = Math.min(1_000, Math.max(100, this.probeMs * 2));
+    const answers = await Promise.all(
+      candidates.map(async (candidate) => {
+        try {
+          const ready = await fetch(`http://${candidate.health}/health/ready`, {
+            signal: AbortSignal.timeout(timeoutMs),
+          });
+          await ready.body?.cancel();
+          if (ready.status !== 200) return undefined;
+          const whoami = await fetch(`http://${candidate.health}/health/whoami`, {
+            signal: AbortSignal.timeout(timeoutMs),
+          });
+          return { candidate, whoami: (await whoami.json()) as Record<string, unknown> };
+        } catch {
+          return undefined;
+        }
+      }),
+    );
+    const ready = answers.filter((a) => a !== undefined);
+    const chosen = ready.find((a) => a.candidate.grpc === this.serving?.grpc) ?? ready[0];
+    this.serving = chosen?.candidate;
+    this.observed = {
+      leader: chosen ? String(chosen.whoami.pod ?? "") : this.observed.leader,
+      term: chosen ? (chosen.whoami.term as number | undefined) : this.observed.term,
+      role: chosen ? String(chosen.whoami.role ?? "") : undefined,
+      address: chosen?.candidate.grpc,
+      lastSeen: chosen ? new Date().toISOString() : this.observed.lastSeen,
+      candidates: candidates.length,
+      error: chosen ? undefined : `none of ${candidates.length} replicas is ready`,
+    };
+  }
+
+  /** The replica to call now, if one serves. */
+  current(): ReplicaAddress | undefined {
+    return this.serving;
+  }
+
+  /** A call to `grpcAddress` ended UNAVAILABLE: stop using it until a probe says otherwise. */
+  markFailed(grpcAddress: string): void {
+    if (this.serving?.grpc === grpcAddress) this.serving = undefined;
+    void this.probeNow();
+  }
+
+  snapshot(): ObservedComponent {
+    return { ...this.observed };
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.probing;
+  }
+}

@@ -1,0 +1,102 @@
+import { credentials } from "@grpc/grpc-js";
+import { CoreV1Api } from "@kubernetes/client-node";
+import { auditInterceptor, createAuditEmitter, withAuditIdentity } from "@svc/audit-emitter";
+import { authorizeService, createAuthCore } from "@svc/auth";
+import { type Replica, startReplica } from "@svc/component-runtime";
+import { loadKubeConfig, makeKubeClient } from "@svc/kube";
+import { BackendServiceClient, ComputeServiceClient, EndpointServiceService } from "@svc/proto";
+import type { Logger } from "pino";
+import { adminApp } from "./admin-app.ts";
+import { ComponentRoute } from "./component-route.ts";
+import { type EndpointConfig, ROUTED_COMPONENTS, type RoutedComponent } from "./config.ts";
+import { type Discover, labelDiscovery, staticDiscovery } from "./discovery.ts";
+import { endpointImplementation } from "./endpoint-service.ts";
+import { ENDPOINT, ENDPOINT_READINESS_GATE } from "./profile.ts";
+import { ClientPool } from "./route-call.ts";
+
+export interface Endpoint extends Replica {
+  readonly adminPort: number;
+}
+
+/**
+ * Starts one endpoint replica (no election; every ready replica serves): a route per component, the application
+ * gRPC service behind `@svc/auth` and the audit interceptor, readiness gated on backend only, `/health/deps` and
+ * `/health/ha`, and the `/admin/*` server.
+ */
+export async function startEndpoint(config: EndpointConfig, logger: Logger): Promise<Endpoint> {
+  const auth = createAuthCore({ config: config.auth, logger });
+  await auth.start();
+  const discover: (component: RoutedComponent) => Discover =
+    config.discovery.mode === "static"
+      ? (() => {
+          const replicas = config.discovery.replicas;
+          return (component) => staticDiscovery(replicas[component]);
+        })()
+      : (() => {
+          const core = makeKubeClient(loadKubeConfig(config.discovery.kubeconfigPath), CoreV1Api);
+          const namespace = config.discovery.namespace;
+          return (component) => labelDiscovery(core, namespace, component);
+        })();
+  const routes = Object.fromEntries(
+    ROUTED_COMPONENTS.map((c) => [c, new ComponentRoute(c, discover(c), config.probeMs)]),
+  ) as Record<RoutedComponent, ComponentRoute>;
+  await Promise.all(Object.values(routes).map((route) => route.start()));
+  const backend = {
+    route: routes.backend,
+    pool: new ClientPool((address) => new BackendServiceClient(address, credentials.createInsecure())),
+  };
+  const compute = {
+    route: routes.compute,
+    pool: new ClientPool((address) => new ComputeServiceClient(address, credentials.createInsecure())),
+  };
+  const deps = () => Object.fromEntries(ROUTED_COMPONENTS.map((c) => [c, routes[c].snapshot()]));
+  const gate = () => ENDPOINT_READINESS_GATE.every((c) => routes[c].current() !== undefined);
+  const emitter = createAuditEmitter(config.audit, { logger });
+  const implementation = withAuditIdentity(
+    EndpointServiceService,
+    authorizeService(auth, EndpointServiceService, endpointImplementation({ backend, compute }, config.callTimeoutMs), {
+      createIndex: "endpoint.grpc",
+      submitJob: "endpoint.grpc",
+      getTask: "endpoint.grpc",
+      listShards: "endpoint.grpc",
+    }),
+  );
+  const admin = adminApp({ auth, services: deps, backend, callTimeoutMs: config.callTimeoutMs }).listen({
+    hostname: config.replica.host,
+    port: config.adminPort,
+  });
+  const replica = await startReplica({
+    profile: ENDPOINT,
+    config: config.replica,
+    logger,
+    services: [{ name: "svc.endpoint.v1.EndpointService", definition: EndpointServiceService, implementation }],
+    grpcInterceptors: [auditInterceptor(emitter, { exclude: (path) => path.startsWith("/grpc.health.v1."), logger })],
+    gate,
+    diagnostics: {
+      deps: async () => deps(),
+      ha: async () => ({
+        component: ENDPOINT.name,
+        pod: config.replica.pod,
+        ready: gate(),
+        readinessGate: [...ENDPOINT_READINESS_GATE],
+        discovery: config.discovery.mode,
+        routes: Object.fromEntries(
+          ROUTED_COMPONENTS.map((c) => [c, { serving: routes[c].current()?.grpc ?? null, ...routes[c].snapshot() }]),
+        ),
+      }),
+    },
+    close: async () => {
+      await admin.stop();
+      await Promise.all(Object.values(routes).map((route) => route.stop()));
+      backend.pool.close();
+      compute.pool.close();
+      await emitter.close();
+    },
+  }).catch(async (error: unknown) => {
+    await admin.stop();
+    await Promise.all(Object.values(routes).map((route) => route.stop()));
+    throw error;
+  });
+  logger.info({ event: "admin-ready", adminPort: admin.server?.port }, "admin paths ready");
+  return Object.assign(replica, { adminPort: admin.server?.port ?? config.adminPort });
+}

@@ -1,0 +1,172 @@
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { status } from "@grpc/grpc-js";
+import { waitFor } from "@svc/common";
+import { leaderAmong, type ReplicaProcess } from "@svc/component-runtime/testing";
+import { rejectionOf } from "@svc/testkit";
+import { codeOf, endpointHarness } from "./support/endpoint-harness.ts";
+
+// Two endpoints in front of two backends (k8s-lease on the stack's apiserver) and a shaper, all real processes.
+let h: Awaited<ReturnType<typeof endpointHarness>>;
+let backends: ReplicaProcess[];
+let endpoints: ReplicaProcess[];
+let appToken: string;
+
+beforeAll(async () => {
+  h = await endpointHarness("endpoint");
+  const shaper = h.startShaper("shaper-x");
+  await shaper.ready();
+  await h.createPods("backend", "backend-a", "backend-b");
+  backends = [h.startBackend("backend-a", shaper), h.startBackend("backend-b", shaper)];
+  await Promise.all(backends.map((b) => b.ready()));
+  endpoints = [h.startEndpoint("endpoint-a", backends, shaper), h.startEndpoint("endpoint-b", backends, shaper)];
+  await Promise.all(endpoints.map((e) => e.ready()));
+  appToken = await h.issuer.token(["app"]);
+});
+afterAll(() => h.remove());
+
+test("both endpoints are Ready once a backend leads; /health/deps shows the backend leader; calls need a token and are audited", async () => {
+  const leader = await leaderAmong(backends);
+  for (const endpoint of endpoints) {
+    await waitFor(
+      "endpoint ready",
+      async () => ((await endpoint.health("/health/ready")).status === 200 ? true : undefined),
+      {
+        timeoutMs: 15_000,
+        intervalMs: 50,
+      },
+    );
+    const deps = (await endpoint.health("/health/deps")).body as Record<string, Record<string, unknown>>;
+    expect(deps.backend).toMatchObject({ leader: leader.pod, role: "leader" });
+    expect(typeof deps.backend?.term).toBe("number");
+    // orchestrator and compute are not deployed here: they do not gate readiness.
+    expect(deps.compute?.address).toBeUndefined();
+    expect((await endpoint.health("/health/ha")).body).toMatchObject({ ready: true, readinessGate: ["backend"] });
+  }
+  const api = h.client(endpoints[0] as ReplicaProcess);
+  await waitFor(
+    "the backend leader in office",
+    async () => {
+      try {
+        return await api.createIndex(appToken, "idx-e", 1);
+      } catch (error) {
+        expect(codeOf(error)).toBe(status.UNAVAILABLE);
+        return undefined;
+      }
+    },
+    { timeoutMs: 15_000, intervalMs: 100 },
+  );
+  expect(codeOf(await rejectionOf(api.submitJob(undefined, "idx-e", "x"), Error))).toBe(status.UNAUTHENTICATED);
+  const { taskId } = await api.submitJob(appToken, "idx-e", "audited");
+  expect(taskId).toMatch(/^[0-9a-f-]{36}$/);
+  const record = await (endpoints[0] as ReplicaProcess).waitForLine(
+    (l) => l.action === "/svc.endpoint.v1.EndpointService/SubmitJob" && l.result === "ok",
+  );
+  expect(record).toMatchObject({ source: "endpoint", principal_id: "p-app", tenant_id: "tenant-a" });
+});
+
+test("/admin/services needs the security role and /admin/indexes the ops role; the wrong role gets 403", async () => {
+  const port = await h.adminPort(endpoints[0] as ReplicaProcess);
+  const get = async (path: string, roles: string[]) => {
+    const response = await fetch(`http://127.0.0.1:${port}${path}`, {
+      headers: { authorization: `Bearer ${await h.issuer.token(roles)}`, "x-tenant-id": "tenant-a" },
+    });
+    return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+  };
+  expect((await get("/admin/services", ["ops"])).status).toBe(403);
+  expect((await get("/admin/indexes", ["security"])).status).toBe(403);
+  expect((await get("/admin/indexes", ["app"])).status).toBe(403);
+  const services = await get("/admin/services", ["security"]);
+  expect(services.status).toBe(200);
+  expect(Object.keys(services.body.services as object).sort()).toEqual([
+    "backend",
+    "compute",
+    "orchestrator",
+    "shaper",
+  ]);
+  const indexes = await get("/admin/indexes", ["ops"]);
+  expect(indexes.status).toBe(200);
+  expect((indexes.body.indexes as { name: string }[]).map((i) => i.name)).toContain("idx-e");
+});
+
+test("kill -9 of the backend leader under a stream of calls: UNAVAILABLE only inside the failover window, no job lost; readiness follows backend", async () => {
+  const leader = await leaderAmong(backends);
+  const follower = backends.find((b) => b !== leader) as ReplicaProcess;
+  const api = h.client(endpoints[1] as ReplicaProcess);
+  const calls: { at: number; code: number | undefined; taskId?: string }[] = [];
+  let running = true;
+  let n = 0;
+  const stream = (async () => {
+    while (running) {
+      const at = performance.now();
+      try {
+        const { taskId } = await api.submitJob(appToken, "idx-e", `stream-${n++}`);
+        calls.push({ at, code: undefined, taskId });
+      } catch (error) {
+        calls.push({ at, code: codeOf(error) });
+      }
+      await Bun.sleep(50);
+    }
+  })();
+  await waitFor(
+    "calls succeeding",
+    async () => (calls.filter((c) => c.code === undefined).length >= 3 ? true : undefined),
+    {
+      timeoutMs: 10_000,
+      intervalMs: 50,
+    },
+  );
+  const killedAt = performance.now();
+  leader.signal("SIGKILL");
+  await waitFor(
+    "a call through the new leader",
+    async () => (calls.some((c) => c.at > killedAt && c.code === undefined) ? true : undefined),
+    { timeoutMs: 20_000, intervalMs: 50 },
+  );
+  const recoveredAt = calls.find((c) => c.at > killedAt && c.code === undefined)?.at ?? 0;
+  await waitFor(
+    "a few more successes",
+    async () => (calls.filter((c) => c.at > recoveredAt && c.code === undefined).length >= 3 ? true : undefined),
+    {
+      timeoutMs: 10_000,
+      intervalMs: 50,
+    },
+  );
+  running = false;
+  await stream;
+  const failures = calls.filter((c) => c.code !== undefined);
+  expect(failures.length).toBeGreaterThan(0);
+  expect(failures.every((c) => c.code === status.UNAVAILABLE)).toBe(true);
+  // Every failure lies in the failover window (a call started just before the kill may fail too).
+  expect(failures.every((c) => c.at >= killedAt - 3_100 && c.at < recoveredAt)).toBe(true);
+  expect(calls.filter((c) => c.at > recoveredAt).every((c) => c.code === undefined)).toBe(true);
+  const accepted = calls.flatMap((c) => (c.taskId ? [c.taskId] : []));
+  await waitFor(
+    "every accepted job done",
+    async () => {
+      const rows: { n: string }[] = await h.sql.unsafe(
+        `SELECT count(*) AS n FROM ${h.schema}.task_queue WHERE state = 'done' AND id::text IN (SELECT jsonb_array_elements_text($1::text::jsonb))`,
+        [JSON.stringify(accepted)],
+      );
+      return Number(rows[0]?.n) === accepted.length ? true : undefined;
+    },
+    { timeoutMs: 20_000, intervalMs: 200 },
+  );
+  const deps = (await (endpoints[1] as ReplicaProcess).health("/health/deps")).body as Record<
+    string,
+    Record<string, unknown>
+  >;
+  expect(deps.backend?.leader).toBe(follower.pod);
+
+  // With no backend at all, endpoint is not ready (and still alive, pod-ready); it is ready again once one leads.
+  follower.signal("SIGKILL");
+  await waitFor(
+    "endpoint not ready",
+    async () => ((await (endpoints[1] as ReplicaProcess).health("/health/ready")).status === 503 ? true : undefined),
+    {
+      timeoutMs: 10_000,
+      intervalMs: 50,
+    },
+  );
+  expect((await (endpoints[1] as ReplicaProcess).health("/health/pod-ready")).status).toBe(200);
+  expect(codeOf(await rejectionOf(api.getTask(appToken, accepted[0] as string), Error))).toBe(status.UNAVAILABLE);
+});
