@@ -17,8 +17,8 @@ describe("parseQueueConsumerConfig", () => {
     expect(config.groupId).toBe("svc-audit-writer");
     expect(config.bucket).toBe("svc-audit");
     expect(config.indexSchema).toBe("audit");
-    expect(config.batch).toEqual({ maxBytes: 8 * 1024 * 1024, maxRecords: 100_000, maxAgeMs: 9_000 });
-    expect(config.maxBufferedBytes).toBe(4 * 8 * 1024 * 1024);
+    expect(config.batch).toEqual({ maxBytes: 16 * 1024 * 1024, maxRecords: 100_000, maxAgeMs: 9_000 });
+    expect(config.maxBufferedBytes).toBe(6 * 16 * 1024 * 1024);
     expect(config.retentionDays).toBe(7);
     expect(config.compression).toBe("none");
     expect(config.keyPrefix).toBe("");
