@@ -7,6 +7,14 @@ export const REPO_ROOT = resolve(import.meta.dir, "../../..");
 export const AGENT_MAIN = join(REPO_ROOT, "agent/src/main.ts");
 export const CONSUMER_MAIN = join(REPO_ROOT, "queue-consumer/src/main.ts");
 
+/**
+ * Flags for `bun` before `run` (`SVC_BENCH_BUN_FLAGS`, space-separated, e.g. `--smol`), to compare runtime settings
+ * in the same bench; empty by default.
+ */
+function bunFlags(): string[] {
+  return (process.env.SVC_BENCH_BUN_FLAGS ?? "").split(" ").filter((flag) => flag !== "");
+}
+
 /** Whether our two services exist yet (the bench runs the peer rows without them). */
 export function servicesPresent(): { agent: boolean; consumer: boolean } {
   return { agent: existsSync(AGENT_MAIN), consumer: existsSync(CONSUMER_MAIN) };
@@ -23,7 +31,7 @@ export interface AgentRun {
 
 /** `bun run agent/src/main.ts` as a service, configured only by its SVC_AGENT_* environment. */
 export function spawnAgent(run: AgentRun): TrackedProcess {
-  return spawnTracked("agent", [process.execPath, "run", AGENT_MAIN], {
+  return spawnTracked("agent", [process.execPath, ...bunFlags(), "run", AGENT_MAIN], {
     cwd: REPO_ROOT,
     env: {
       SVC_AGENT_SOURCE: run.source,
@@ -53,7 +61,7 @@ export interface ConsumerRun {
 
 /** `bun run queue-consumer/src/main.ts` as a service, configured only by its SVC_AUDIT_* environment. */
 export function spawnConsumer(run: ConsumerRun, name = "consumer"): TrackedProcess {
-  return spawnTracked(name, [process.execPath, "run", CONSUMER_MAIN], {
+  return spawnTracked(name, [process.execPath, ...bunFlags(), "run", CONSUMER_MAIN], {
     cwd: REPO_ROOT,
     env: {
       SVC_AUDIT_KAFKA_BROKERS: run.brokers,
