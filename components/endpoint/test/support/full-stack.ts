@@ -1,0 +1,203 @@
+import { CoordinationV1Api, CoreV1Api } from "@kubernetes/client-node";
+import { BACKEND_MAIN } from "@svc/backend";
+import { waitFor } from "@svc/common";
+import { ensureModelTables } from "@svc/component-runtime";
+import { ReplicaProcess } from "@svc/component-runtime/testing";
+import { COMPUTE_MAIN } from "@svc/compute";
+import { loadKubeConfig, makeKubeClient } from "@svc/kube";
+import { ORCHESTRATOR_MAIN } from "@svc/orchestrator";
+import { SHAPER_MAIN } from "@svc/shaper";
+import { bucketPrefix, createTestNamespace, randomName, stackEnv } from "@svc/testkit";
+import { SQL } from "bun";
+import { ENDPOINT_MAIN } from "../../index.ts";
+import { startTestIssuer } from "./test-issuer.ts";
+
+export const HA_COMPONENTS = ["orchestrator", "backend", "compute", "shaper"] as const;
+export type HaComponent = (typeof HA_COMPONENTS)[number];
+
+const MAINS: Record<HaComponent | "endpoint", string> = {
+  orchestrator: ORCHESTRATOR_MAIN,
+  backend: BACKEND_MAIN,
+  compute: COMPUTE_MAIN,
+  shaper: SHAPER_MAIN,
+  endpoint: ENDPOINT_MAIN,
+};
+
+/**
+ * The whole deployment in one namespace of the stack's kube-apiserver, every replica a real process with a Pod
+ * object: two replicas of each HA component on `k8s-lease` and two endpoints that find leaders by the leader label.
+ * Short lease timings (3/2/0.5) keep failovers fast.
+ */
+export async function fullStack(purpose: string) {
+  const stack = stackEnv();
+  const kubeconfig = loadKubeConfig(stack.kubeconfig);
+  const core = makeKubeClient(kubeconfig, CoreV1Api);
+  const coordination = makeKubeClient(kubeconfig, CoordinationV1Api);
+  const namespace = await createTestNamespace(kubeconfig, purpose);
+  const issuer = await startTestIssuer();
+  const schema = randomName(`t_${purpose}`).replaceAll("-", "_");
+  const sql = new SQL({ url: stack.postgresUrl, max: 2 });
+  await ensureModelTables(sql, schema);
+  const prefix = bucketPrefix(purpose);
+  const live = new Map<string, ReplicaProcess>();
+  const all: ReplicaProcess[] = [];
+  // Addresses are fixed per pod so a restarted replica is reachable where its peers expect it.
+  const ports = new Map<string, { grpc: number; health: number }>();
+  const freePort = () => {
+    const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
+    const port = server.port ?? 0;
+    server.stop(true);
+    return port;
+  };
+  const portsOf = (pod: string) => {
+    let p = ports.get(pod);
+    if (!p) {
+      p = { grpc: freePort(), health: freePort() };
+      ports.set(pod, p);
+    }
+    return p;
+  };
+  const pods = (component: string) => [`${component}-a`, `${component}-b`];
+  const addresses = (component: string) =>
+    pods(component)
+      .map((pod) => `127.0.0.1:${portsOf(pod).grpc}`)
+      .join(",");
+
+  const envOf = (component: HaComponent | "endpoint"): Record<string, string> => {
+    const common = {
+      SVC_ELECTION_LEASE_DURATION_SECONDS: "3",
+      SVC_ELECTION_RENEW_DEADLINE_SECONDS: "2",
+      SVC_ELECTION_RETRY_PERIOD_SECONDS: "0.5",
+      SVC_ELECTION_KUBECONFIG: stack.kubeconfig,
+      SVC_ELECTION_NAMESPACE: namespace.name,
+      SVC_COMPONENTS_PG_URL: stack.postgresUrl,
+      SVC_COMPONENTS_PG_SCHEMA: schema,
+    };
+    const s3 = {
+      SVC_COMPONENTS_S3_ENDPOINT: stack.s3.endpoint,
+      SVC_COMPONENTS_S3_REGION: stack.s3.region,
+      SVC_COMPONENTS_S3_ACCESS_KEY: stack.s3.accessKeyId,
+      SVC_COMPONENTS_S3_SECRET_KEY: stack.s3.secretAccessKey,
+      SVC_COMPONENTS_S3_BUCKET: "svc-audit",
+    };
+    switch (component) {
+      case "orchestrator":
+        return {
+          ...common,
+          SVC_ELECTION_BACKEND: "k8s-lease",
+          SVC_ORCHESTRATOR_TICK_MS: "200",
+          SVC_ORCHESTRATOR_NODE_TIMEOUT_MS: "1500",
+        };
+      case "compute":
+        return {
+          ...common,
+          ...s3,
+          SVC_ELECTION_BACKEND: "k8s-lease",
+          SVC_COMPUTE_ORCHESTRATOR_ADDRESSES: addresses("orchestrator"),
+          SVC_COMPUTE_HEARTBEAT_MS: "200",
+        };
+      case "shaper":
+        return { ...common, SVC_ELECTION_BACKEND: "k8s-lease", SVC_SHAPER_JOB_WORK_MS: "20" };
+      case "backend":
+        return {
+          ...common,
+          ...s3,
+          SVC_ELECTION_BACKEND: "k8s-lease",
+          SVC_BACKEND_SHAPER_ADDRESSES: addresses("shaper"),
+          SVC_BACKEND_TICK_MS: "100",
+          SVC_COMPONENTS_S3_PREFIX: prefix,
+        };
+      case "endpoint":
+        return {
+          SVC_ENDPOINT_DISCOVERY: "k8s",
+          SVC_ENDPOINT_NAMESPACE: namespace.name,
+          SVC_ENDPOINT_KUBECONFIG: stack.kubeconfig,
+          SVC_ENDPOINT_PROBE_MS: "100",
+          SVC_ENDPOINT_ADMIN_PORT: "0",
+          SVC_AUTH_ISSUER: issuer.issuer,
+        };
+    }
+  };
+  const componentOf = (pod: string) => pod.replace(/-[ab]$/, "") as HaComponent | "endpoint";
+
+  const harness = {
+    namespace: namespace.name,
+    issuer,
+    sql,
+    schema,
+    live,
+    /** Starts (or restarts) the replica of `pod` on its fixed ports. */
+    start(pod: string): ReplicaProcess {
+      const component = componentOf(pod);
+      const p = portsOf(pod);
+      const replica = new ReplicaProcess(pod, MAINS[component], {
+        ...envOf(component),
+        SVC_GRPC_PORT: String(p.grpc),
+        SVC_HEALTH_PORT: String(p.health),
+      });
+      live.set(pod, replica);
+      all.push(replica);
+      return replica;
+    },
+    async up(): Promise<void> {
+      for (const component of [...HA_COMPONENTS, "endpoint"]) {
+        for (const name of pods(component)) {
+          await core.createNamespacedPod({
+            namespace: namespace.name,
+            body: {
+              metadata: { name, labels: { app: component } },
+              spec: { containers: [{ name: "c", image: "none" }] },
+            },
+          });
+        }
+      }
+      const started = [...HA_COMPONENTS, "endpoint"].flatMap((c) => pods(c).map((pod) => harness.start(pod)));
+      await Promise.all(started.map((r) => r.ready(30_000)));
+    },
+    replica(pod: string): ReplicaProcess {
+      const replica = live.get(pod);
+      if (!replica) throw new Error(`no replica ${pod}`);
+      return replica;
+    },
+    async labelled(component: HaComponent): Promise<string[]> {
+      const list = await core.listNamespacedPod({
+        namespace: namespace.name,
+        labelSelector: `svc.ai/${component}-leader=true`,
+      });
+      return list.items.map((p) => p.metadata?.name ?? "").sort();
+    },
+    async holder(component: HaComponent): Promise<string | undefined> {
+      const lease = await coordination.readNamespacedLease({ name: `${component}-leader`, namespace: namespace.name });
+      return lease.spec?.holderIdentity ?? undefined;
+    },
+    /** Waits for the spec's expected state: one labelled Pod per HA service, the Lease holder, both endpoints Ready. */
+    async expectedState(timeoutMs = 20_000): Promise<Record<HaComponent, string>> {
+      return waitFor(
+        "one leader per HA service, labelled, holding the Lease; endpoints ready",
+        async () => {
+          const leaders: Partial<Record<HaComponent, string>> = {};
+          for (const component of HA_COMPONENTS) {
+            const labelled = await harness.labelled(component);
+            const holder = await harness.holder(component);
+            const ready = await Promise.all(pods(component).map((pod) => harness.replica(pod).isLeader()));
+            if (labelled.length !== 1 || labelled[0] !== holder || ready.filter(Boolean).length !== 1) return undefined;
+            if (pods(component)[ready.indexOf(true)] !== holder) return undefined;
+            leaders[component] = holder;
+          }
+          const endpoints = await Promise.all(pods("endpoint").map((pod) => harness.replica(pod).isLeader()));
+          return endpoints.every(Boolean) ? (leaders as Record<HaComponent, string>) : undefined;
+        },
+        { timeoutMs, intervalMs: 100 },
+      );
+    },
+    pods,
+    async remove() {
+      await Promise.all(all.map((r) => r.stop()));
+      issuer.stop();
+      await namespace.remove();
+      await sql.unsafe(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await sql.close();
+    },
+  };
+  return harness;
+}
