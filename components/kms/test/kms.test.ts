@@ -11,16 +11,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from "@aws-sdk/client-s3";
 import { status } from "@grpc/grpc-js";
-import { Admin } from "@platformatic/kafka";
-import { type Agent, parseAgentConfig, startAgent } from "@svc/agent";
 import { parseRecordLine } from "@svc/audit-record";
 import { HealthCheckResponse_ServingStatus, KeyKind, KeyState } from "@svc/proto";
-import { parseQueueConsumerConfig, type QueueConsumer, startConsumer } from "@svc/queue-consumer";
 import { createClient, SdkError, type SvcClient } from "@svc/sdk";
 import { randomName, rejectionOf, type SeededRealm, seedTestRealm, stackEnv, waitFor } from "@svc/testkit";
 import { SQL } from "bun";
 import { bootstrapStore, createRootCa, KeyStore, type Kms, KmsError } from "../index.ts";
-import { accessToken, grantRole, kmsEnv, silent, startTestKms } from "./support/kms-fixture.ts";
+import { type KmsAuditInstance, startKmsAuditInstance } from "./support/audit-instance.ts";
+import { accessToken, grantRole, kmsEnv, startTestKms } from "./support/kms-fixture.ts";
 
 const PASSPHRASE = `kms-test-passphrase-${randomName("p")}`;
 const PLAINTEXT = "four-kilobyte-secret-data-key-material-".repeat(100);
@@ -37,66 +35,8 @@ let ops: string;
 const clients: SvcClient[] = [];
 // The KMS audit instance: the real agent and queue-consumer with the KMS's settings (bucket svc-kms-audit), on a topic,
 // key prefix, index schema and group of this file's own.
-const topic = randomName("svc-test-kms-audit");
-const keyPrefix = `test/kms-${randomName("p").slice(2)}/`;
-const indexSchema = randomName("t_kms_audit").replaceAll("-", "_");
-let agent: Agent;
-let consumer: QueueConsumer;
+let instance: KmsAuditInstance;
 let s3: S3Client;
-
-async function kafkaAdmin<T>(run: (admin: Admin) => Promise<T>): Promise<T> {
-  const admin = new Admin({ clientId: "kms-test-admin", bootstrapBrokers: stackEnv().kafkaBrokers, retries: 1 });
-  try {
-    return await run(admin);
-  } finally {
-    await admin.close().catch(() => {});
-  }
-}
-
-async function startAuditInstance(): Promise<void> {
-  const stack = stackEnv();
-  await kafkaAdmin((admin) => admin.createTopics({ topics: [topic, `${topic}.dlq`], partitions: 2, replicas: 1 }));
-  agent = await startAgent(
-    parseAgentConfig({
-      SVC_AGENT_SOURCE: join(dir, "kms-audit.jsonl"),
-      SVC_AGENT_KAFKA_BROKERS: stack.kafkaBrokers.join(","),
-      SVC_AGENT_TOPIC: topic,
-      SVC_AGENT_DLQ_TOPIC: `${topic}.dlq`,
-      SVC_AGENT_CHECKPOINT_FILE: join(dir, "agent.checkpoint"),
-      SVC_AGENT_LINGER_MS: "5",
-      SVC_AGENT_POLL_MS: "20",
-      SVC_AGENT_LOG_LEVEL: "warn",
-    }),
-    { logger: silent },
-  );
-  consumer = await startConsumer(
-    parseQueueConsumerConfig({
-      SVC_AUDIT_KAFKA_BROKERS: stack.kafkaBrokers.join(","),
-      SVC_AUDIT_TOPIC: topic,
-      SVC_AUDIT_GROUP_ID: randomName("svc-test-kms-audit-writer"),
-      SVC_AUDIT_BUCKET: "svc-kms-audit",
-      SVC_AUDIT_KEY_PREFIX: keyPrefix,
-      SVC_AUDIT_S3_ENDPOINT: stack.s3.endpoint,
-      SVC_AUDIT_S3_REGION: stack.s3.region,
-      SVC_AUDIT_S3_ACCESS_KEY: stack.s3.accessKeyId,
-      SVC_AUDIT_S3_SECRET_KEY: stack.s3.secretAccessKey,
-      SVC_AUDIT_RETENTION_DAYS: "1",
-      SVC_AUDIT_PG_URL: stack.postgresUrl,
-      SVC_AUDIT_INDEX_SCHEMA: indexSchema,
-      SVC_AUDIT_BATCH_MAX_AGE_MS: "500",
-      SVC_AUDIT_KAFKA_SESSION_TIMEOUT_MS: "6000",
-      SVC_AUDIT_RETRY_MAX_MS: "500",
-      SVC_AUDIT_LOG_LEVEL: "warn",
-    }),
-    { logger: silent },
-  );
-  s3 = new S3Client({
-    endpoint: stack.s3.endpoint,
-    region: stack.s3.region,
-    forcePathStyle: true,
-    credentials: { accessKeyId: stack.s3.accessKeyId, secretAccessKey: stack.s3.secretAccessKey },
-  });
-}
 
 function kmsClient(token: string, extra: Record<string, unknown> = {}): SvcClient {
   const client = createClient({
@@ -129,17 +69,21 @@ beforeAll(async () => {
   sql = new SQL(stackEnv().postgresUrl);
   env = kmsEnv({ pgUrl: stackEnv().postgresUrl, schema, issuer: realm.issuer, dir, passphrase: PASSPHRASE });
   kms = await startTestKms(env);
-  await startAuditInstance();
+  instance = await startKmsAuditInstance(join(dir, "kms-audit.jsonl"), dir);
+  const stack = stackEnv();
+  s3 = new S3Client({
+    endpoint: stack.s3.endpoint,
+    region: stack.s3.region,
+    forcePathStyle: true,
+    credentials: { accessKeyId: stack.s3.accessKeyId, secretAccessKey: stack.s3.secretAccessKey },
+  });
 }, 60_000);
 
 afterAll(async () => {
   for (const client of clients) client.close();
   await kms?.stop().catch(() => {});
-  await consumer?.stop().catch(() => {});
-  await agent?.stop().catch(() => {});
+  await instance?.remove();
   s3?.destroy();
-  await kafkaAdmin((admin) => admin.deleteTopics({ topics: [topic, `${topic}.dlq`] })).catch(() => {});
-  await sql?.unsafe(`DROP SCHEMA IF EXISTS "${indexSchema}" CASCADE`).catch(() => {});
   await sql?.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => {});
   await sql?.close();
   await realm?.remove();
@@ -424,7 +368,7 @@ describe("audit", () => {
       async () => {
         const rows = (await sql
           .unsafe(
-            `SELECT DISTINCT e.action, o.bucket, o.key FROM "${indexSchema}".events e JOIN "${indexSchema}".objects o USING (object_id)`,
+            `SELECT DISTINCT e.action, o.bucket, o.key FROM "${instance.indexSchema}".events e JOIN "${instance.indexSchema}".objects o USING (object_id)`,
           )
           .catch(() => [])) as { action: string; bucket: string; key: string }[];
         const actions = new Set(rows.map((row) => row.action));
@@ -449,7 +393,9 @@ describe("audit", () => {
     for (const secret of [PASSPHRASE, "not-the-passphrase", PLAINTEXT.slice(0, 20), keymanager, pubkeyReader]) {
       expect(text).not.toContain(secret);
     }
-    const inServiceBucket = await s3.send(new ListObjectsV2Command({ Bucket: "svc-audit", Prefix: keyPrefix }));
+    const inServiceBucket = await s3.send(
+      new ListObjectsV2Command({ Bucket: "svc-audit", Prefix: instance.keyPrefix }),
+    );
     expect(inServiceBucket.KeyCount ?? 0).toBe(0);
   }, 60_000);
 });
