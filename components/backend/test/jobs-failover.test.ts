@@ -103,3 +103,42 @@ test("backend kill -9 with jobs running: the new leader's RecoverTasks() replays
   expectExactlyOnce(await harness.results(ids), harness.ranCounts(ids));
   expect((await harness.backendClient(follower).listIndexes()).indexes.map((i) => i.name)).toEqual(["idx-b"]);
 });
+
+test("graceful stop of the shaper leader (SIGTERM, as preStop): the Lease goes first, the follower takes office, no job is lost or doubled", async () => {
+  h = await backendHarness("shaper-stop");
+  const harness = h;
+  await harness.createPods("shaper", "shaper-a", "shaper-b");
+  const shapers = [harness.startShaper("shaper-a", "k8s-lease"), harness.startShaper("shaper-b", "k8s-lease")];
+  await Promise.all(shapers.map((s) => s.ready()));
+  const leader = await leaderAmong(shapers);
+  const follower = shapers.find((s) => s !== leader) as ReplicaProcess;
+  const backend = harness.startBackend(
+    "backend-a",
+    "single-node",
+    shapers.map((s) => s.address),
+  );
+  await backend.ready();
+  await backend.waitForLine((l) => l.event === "recovered");
+  const api = harness.backendClient(backend);
+  await api.createIndex("idx-stop", 1);
+  const ids = await submit(api, "idx-stop", 8);
+  await waitFor("a job done", async () => ((await harness.doneCount(ids)) >= 1 ? true : undefined), {
+    timeoutMs: 15_000,
+    intervalMs: 50,
+  });
+
+  leader.signal("SIGTERM");
+  expect(await leader.process.exited).toBe(0);
+  const released = leader.lines.find((l) => l.event === "lost-leadership");
+  const stopped = leader.lines.find((l) => l.event === "stopped");
+  expect(released?.reason).toBe("released on shutdown");
+  // The Lease was released before the rest of the shutdown (gRPC drain, clients closed).
+  expect((released?.time as number) <= (stopped?.time as number)).toBe(true);
+  await follower.waitForLine((l) => l.event === "in-office");
+  await waitFor("every job done", async () => ((await harness.doneCount(ids)) === ids.length ? true : undefined), {
+    timeoutMs: 30_000,
+    intervalMs: 100,
+  });
+  expectExactlyOnce(await harness.results(ids), harness.ranCounts(ids));
+  expect(await harness.shaperStatus(follower)).toMatchObject({ keyCount: 1 });
+});
