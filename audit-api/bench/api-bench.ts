@@ -1,0 +1,305 @@
+/**
+ * `bun run bench:api [--bulk-events N] [--real-events M] [--seconds S] [--concurrency C] [--no-duckdb]`: the audit
+ * API's goals of issue 8 on the local stack, with auth on (a Keycloak token of a realm seeded here):
+ *
+ * - total_count over N stored events (p50/p99, whole range with partial-minute ends; and with a principal filter);
+ * - a page of 100 (p50/p99, random positions), list calls/s at concurrency C, export MB/s (REST, streamed);
+ * - the peer: DuckDB `read_json` counting the same real records from local JSONL files (the objects' bytes).
+ *
+ * Data, one tenant (the token's): M real records written through the writer's path (objects under Object Lock in
+ * `svc-audit`, prefix `bench/api-…/`, kept 1 day; index rows) in October, and N more index rows made in SQL
+ * (events + the counts rollup) in September, each pointing at one of the real lines (its object and byte range):
+ * the count reads only the index, and a page reads real bytes, without N objects in MinIO. Not a test: nothing is
+ * asserted; the numbers are printed.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { S3Client } from "@aws-sdk/client-s3";
+import { ensureIndexSchema, PartitionBatch, putBatchObject, writeBatchIndex } from "@svc/queue-consumer";
+import { randomName, seedTestRealm, stackEnv } from "@svc/testkit";
+import { issueToken } from "@svc/token";
+import { SQL } from "bun";
+import { pino } from "pino";
+import { parseAuditApiConfig, startAuditApi } from "../index.ts";
+
+const { values: args } = parseArgs({
+  options: {
+    "bulk-events": { type: "string", default: "2000000" },
+    "real-events": { type: "string", default: "50000" },
+    seconds: { type: "string", default: "5" },
+    concurrency: { type: "string", default: "16" },
+    "no-duckdb": { type: "boolean", default: false },
+  },
+});
+const BULK = Number(args["bulk-events"]);
+const REAL = Number(args["real-events"]);
+const SECONDS = Number(args.seconds);
+const CONCURRENCY = Number(args.concurrency);
+const DUCKDB_VERSION = "1.5.6";
+const VENV = join(homedir(), ".cache/svc-ops/venv-duckdb");
+
+const log = (line: string) => process.stderr.write(`bench:api: ${line}\n`);
+const stack = stackEnv();
+const schema = randomName("bench_api").replaceAll("-", "_");
+const keyPrefix = `bench/api-${randomName("p").slice(2)}/`;
+const topic = randomName("bench-api");
+const REAL_START = Date.parse("2026-10-01T00:00:00Z");
+const REAL_SPAN_MS = 2 * 3_600_000;
+const BULK_START = Date.parse("2026-09-01T00:00:00Z");
+const BULK_SPAN_S = 7 * 86_400;
+const PRINCIPALS = 10;
+
+function quantile(samples: number[], p: number): number {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] as number;
+}
+const ms = (value: number) => `${value.toFixed(1)} ms`;
+
+const sql = new SQL({ url: stack.postgresUrl, max: 4 });
+const s3 = new S3Client({
+  endpoint: stack.s3.endpoint,
+  region: stack.s3.region,
+  credentials: { accessKeyId: stack.s3.accessKeyId, secretAccessKey: stack.s3.secretAccessKey },
+  forcePathStyle: true,
+});
+const dir = mkdtempSync(join(tmpdir(), "bench-api-"));
+const realm = await seedTestRealm("bench-api");
+const tenant = realm.seed.tenantId;
+const results: [string, string, string][] = [];
+
+try {
+  await ensureIndexSchema(sql, schema);
+  // Real records: the writer's path, 10 000 per object, a copy of each object's bytes in a local file for DuckDB.
+  log(`writing ${REAL} records (objects + index)…`);
+  mkdirSync(join(dir, "objects"));
+  const perObject = 10_000;
+  for (let first = 0; first < REAL; first += perObject) {
+    const batch = new PartitionBatch(topic, 0);
+    const lines: string[] = [];
+    for (let i = first; i < Math.min(REAL, first + perObject); i++) {
+      const time = REAL_START + Math.floor((i * REAL_SPAN_MS) / REAL);
+      const line = JSON.stringify({
+        id: `ev-${String(i).padStart(9, "0")}`,
+        time: new Date(time).toISOString(),
+        source: "endpoint",
+        action: i % 3 === 0 ? "/kms.Keys/Rotate" : "/svc.Endpoint/Search",
+        resource: `index/products-${i % 100}`,
+        result: i % 11 === 0 ? "PERMISSION_DENIED" : "OK",
+        duration_ms: (i % 50) / 10,
+        claimed_tenant_id: tenant,
+        principal_id: `svc-p${i % PRINCIPALS}`,
+        tenant_id: tenant,
+      });
+      lines.push(line);
+      batch.add(Buffer.from(line), BigInt(i), time, i - first);
+    }
+    const sealed = batch.seal();
+    const object = await putBatchObject(
+      s3,
+      { bucket: "svc-audit", keyPrefix, retentionDays: 1, compression: "none" },
+      sealed,
+    );
+    await writeBatchIndex(sql, schema, sealed, object);
+    writeFileSync(join(dir, "objects", `${String(first).padStart(9, "0")}.jsonl`), `${lines.join("\n")}\n`);
+  }
+  // N more index rows over 7 days of September, each naming one real line (its object and byte range), and their
+  // rollup.
+  log(`indexing ${BULK} index-only events…`);
+  const chunk = 500_000;
+  for (let start = 0; start < BULK; start += chunk) {
+    const end = Math.min(BULK, start + chunk);
+    await sql.unsafe(
+      `WITH real AS (
+         SELECT id, principal_id, action, result, resource, object_id, byte_start, byte_length,
+                (row_number() OVER (ORDER BY time, id) - 1) AS k
+           FROM "${schema}".events WHERE tenant_id = $1 AND time >= '2026-10-01'
+       ), input AS (
+         SELECT r.*, to_timestamp(${BULK_START / 1000} + (g::float8 * ${BULK_SPAN_S} / ${BULK})) AS time
+           FROM generate_series(${start}, ${end - 1}) AS g JOIN real r ON r.k = g % ${REAL}
+       ), inserted AS (
+         INSERT INTO "${schema}".events (id, tenant_id, time, principal_id, action, result, resource, object_id,
+                                         byte_start, byte_length)
+         SELECT id, $1, time, principal_id, action, result, resource, object_id, byte_start, byte_length FROM input
+         RETURNING time, principal_id, action, result
+       )
+       INSERT INTO "${schema}".counts AS c (tenant_id, minute, principal_id, action, result, n)
+       SELECT $1, date_trunc('minute', time, 'UTC'), principal_id, action, result, count(*)
+         FROM inserted GROUP BY 2, 3, 4, 5
+       ON CONFLICT (tenant_id, minute, principal_id, action, result) DO UPDATE SET n = c.n + excluded.n`,
+      [tenant],
+    );
+  }
+  await sql.unsafe(`ANALYZE "${schema}".events; ANALYZE "${schema}".counts`);
+
+  const api = await startAuditApi(
+    parseAuditApiConfig({
+      SVC_AUDIT_HOST_PORT: "0",
+      SVC_AUDIT_GRPC_HOST: "127.0.0.1",
+      SVC_AUDIT_REST_PORT: "0",
+      SVC_AUDIT_REST_HOST: "127.0.0.1",
+      SVC_AUDIT_PG_URL: stack.postgresUrl,
+      SVC_AUDIT_PG_POOL: "16",
+      SVC_AUDIT_INDEX_SCHEMA: schema,
+      SVC_AUDIT_S3_ENDPOINT: stack.s3.endpoint,
+      SVC_AUDIT_S3_REGION: stack.s3.region,
+      SVC_AUDIT_S3_ACCESS_KEY: stack.s3.accessKeyId,
+      SVC_AUDIT_S3_SECRET_KEY: stack.s3.secretAccessKey,
+      SVC_AUDIT_API_PAGE_TOKEN_KEY: "bench-page-token-key-0123456789abcdef",
+      SVC_AUTH_ISSUER: realm.issuer,
+      SVC_AUDIT_LOG_LEVEL: "silent",
+    }),
+    { logger: pino({ level: "silent" }) },
+  );
+  try {
+    const { url, realm: name, clientId, userPassword } = realm.seed;
+    const token = await issueToken(
+      { url, realm: name, clientId },
+      { user: "security", password: userPassword, scope: "audit:read audit:export" },
+    );
+    const headers = (tenantId: string) => ({
+      "content-type": "application/json",
+      "x-tenant-id": tenantId,
+      authorization: `Bearer ${token.access_token}`,
+    });
+    const base = `http://127.0.0.1:${api.restPort}`;
+    const list = async (tenantId: string, body: Record<string, unknown>) => {
+      const response = await fetch(`${base}/v2/audit/events`, {
+        method: "POST",
+        headers: headers(tenantId),
+        body: JSON.stringify(body),
+      });
+      if (response.status !== 200) throw new Error(`list: ${response.status} ${await response.text()}`);
+      return (await response.json()) as { total_count: number; events: unknown[] };
+    };
+    const timed = async (calls: number, call: () => Promise<unknown>) => {
+      const samples: number[] = [];
+      for (let i = 0; i < calls; i++) {
+        const t = performance.now();
+        await call();
+        samples.push(performance.now() - t);
+      }
+      return samples;
+    };
+    const iso = (time: number) => new Date(time).toISOString();
+    // Whole range with partial minutes at both ends (a random second inside the first and last minute).
+    const bulkRange = () => ({
+      start_time: iso(BULK_START + Math.floor(Math.random() * 59_000) + 500),
+      end_time: iso(BULK_START + BULK_SPAN_S * 1000 - Math.floor(Math.random() * 59_000) - 500),
+    });
+    const full = await list(tenant, {
+      start_time: iso(BULK_START),
+      end_time: iso(BULK_START + BULK_SPAN_S * 1000),
+      page_size: 1,
+    });
+    log(`bulk tenant total_count ${full.total_count}`);
+    await timed(10, () => list(tenant, { ...bulkRange(), page_size: 1 }));
+    const count = await timed(200, () => list(tenant, { ...bulkRange(), page_size: 1 }));
+    results.push([
+      `total_count over ${BULK.toLocaleString("en")} events (page of 1)`,
+      `p50 ${ms(quantile(count, 50))}`,
+      `p99 ${ms(quantile(count, 99))}`,
+    ]);
+    const filtered = await timed(200, () => list(tenant, { ...bulkRange(), page_size: 1, principal_id: "svc-p3" }));
+    results.push([
+      "  … with a principal_id filter",
+      `p50 ${ms(quantile(filtered, 50))}`,
+      `p99 ${ms(quantile(filtered, 99))}`,
+    ]);
+
+    const realRange = () => {
+      const start = REAL_START + Math.floor(Math.random() * (REAL_SPAN_MS - 600_000));
+      return { start_time: iso(start), end_time: iso(REAL_START + REAL_SPAN_MS) };
+    };
+    await timed(10, () => list(tenant, { ...realRange(), page_size: 100 }));
+    const page = await timed(200, () => list(tenant, { ...realRange(), page_size: 100 }));
+    results.push([
+      `page of 100 (of ${REAL.toLocaleString("en")} real records, ranged GETs)`,
+      `p50 ${ms(quantile(page, 50))}`,
+      `p99 ${ms(quantile(page, 99))}`,
+    ]);
+
+    let calls = 0;
+    const until = performance.now() + SECONDS * 1000;
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        while (performance.now() < until) {
+          await list(tenant, { ...realRange(), page_size: 100 });
+          calls++;
+        }
+      }),
+    );
+    results.push([`list calls/s (page of 100, ${CONCURRENCY} concurrent)`, `${(calls / SECONDS).toFixed(0)} /s`, ""]);
+
+    const exportStart = performance.now();
+    const response = await fetch(`${base}/v2/audit/events/export`, {
+      method: "POST",
+      headers: headers(tenant),
+      body: JSON.stringify({ start_time: iso(REAL_START), end_time: iso(REAL_START + REAL_SPAN_MS) }),
+    });
+    let bytes = 0;
+    for await (const part of response.body as ReadableStream<Uint8Array>) bytes += part.length;
+    const exportS = (performance.now() - exportStart) / 1000;
+    results.push([
+      `export (REST stream, ${(bytes / 1048576).toFixed(1)} MiB)`,
+      `${(bytes / 1048576 / exportS).toFixed(1)} MiB/s`,
+      `${exportS.toFixed(2)} s`,
+    ]);
+
+    const apiCount = await timed(20, () =>
+      list(tenant, {
+        start_time: iso(REAL_START + 1_000),
+        end_time: iso(REAL_START + REAL_SPAN_MS - 1_000),
+        page_size: 1,
+      }),
+    );
+    results.push([
+      `API count of the ${REAL.toLocaleString("en")} real records`,
+      `p50 ${ms(quantile(apiCount, 50))}`,
+      "",
+    ]);
+    if (!args["no-duckdb"]) {
+      const python = join(VENV, "bin/python");
+      if (!(await Bun.file(python).exists())) {
+        log(`installing duckdb ${DUCKDB_VERSION} into ${VENV}…`);
+        Bun.spawnSync(["python3", "-m", "venv", VENV]);
+        Bun.spawnSync([join(VENV, "bin/pip"), "install", "-q", `duckdb==${DUCKDB_VERSION}`]);
+      }
+      const script = `
+import duckdb, sys, time
+con = duckdb.connect()
+q = """SELECT count(*) FROM read_json('${join(dir, "objects")}/*.jsonl', format='newline_delimited')
+       WHERE tenant_id = ? AND time >= ?::TIMESTAMPTZ AND time < ?::TIMESTAMPTZ"""
+args = ['${tenant}', '${iso(REAL_START + 1_000)}', '${iso(REAL_START + REAL_SPAN_MS - 1_000)}']
+best = None
+for _ in range(3):
+    t = time.perf_counter(); n = con.execute(q, args).fetchone()[0]; d = time.perf_counter() - t
+    best = d if best is None or d < best else best
+print(n, best * 1000)
+`;
+      const run = Bun.spawnSync([python, "-c", script]);
+      const [n, best] = run.stdout.toString().trim().split(" ");
+      if (run.exitCode === 0) {
+        results.push([
+          `DuckDB read_json count of the same records (local files, best of 3)`,
+          ms(Number(best)),
+          `count ${n}`,
+        ]);
+      } else {
+        log(`duckdb failed: ${run.stderr.toString().slice(0, 500)}`);
+      }
+    }
+  } finally {
+    await api.stop();
+  }
+  const width = Math.max(...results.map((r) => r[0].length));
+  console.log(`\naudit API bench (auth on, ${new Date().toISOString()})`);
+  for (const [what, a, b] of results) console.log(`${what.padEnd(width)}  ${a.padEnd(16)}  ${b}`);
+} finally {
+  await sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => {});
+  await sql.close();
+  s3.destroy();
+  await realm.remove().catch(() => {});
+  rmSync(dir, { recursive: true, force: true });
+}
