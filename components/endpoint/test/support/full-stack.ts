@@ -28,7 +28,9 @@ const MAINS: Record<HaComponent | "endpoint", string> = {
  * object: two replicas of each HA component on `k8s-lease` and two endpoints that find leaders by the leader label.
  * Short lease timings (3/2/0.5) keep failovers fast.
  */
-export async function fullStack(purpose: string) {
+export async function fullStack(purpose: string, options: { specTimings?: boolean } = {}) {
+  // Tests: 3/2/0.5 leases and fast ticks. The failover bench: every component's spec timings and default periods.
+  const fast = !options.specTimings;
   const stack = stackEnv();
   const kubeconfig = loadKubeConfig(stack.kubeconfig);
   const core = makeKubeClient(kubeconfig, CoreV1Api);
@@ -64,10 +66,16 @@ export async function fullStack(purpose: string) {
       .join(",");
 
   const envOf = (component: HaComponent | "endpoint"): Record<string, string> => {
+    const timings: Record<string, string> = fast
+      ? {
+          SVC_ELECTION_LEASE_DURATION_SECONDS: "3",
+          SVC_ELECTION_RENEW_DEADLINE_SECONDS: "2",
+          SVC_ELECTION_RETRY_PERIOD_SECONDS: "0.5",
+        }
+      : {};
+    const period = (ms: string): string => (fast ? ms : "");
     const common = {
-      SVC_ELECTION_LEASE_DURATION_SECONDS: "3",
-      SVC_ELECTION_RENEW_DEADLINE_SECONDS: "2",
-      SVC_ELECTION_RETRY_PERIOD_SECONDS: "0.5",
+      ...timings,
       SVC_ELECTION_KUBECONFIG: stack.kubeconfig,
       SVC_ELECTION_NAMESPACE: namespace.name,
       SVC_COMPONENTS_PG_URL: stack.postgresUrl,
@@ -85,8 +93,8 @@ export async function fullStack(purpose: string) {
         return {
           ...common,
           SVC_ELECTION_BACKEND: "k8s-lease",
-          SVC_ORCHESTRATOR_TICK_MS: "200",
-          SVC_ORCHESTRATOR_NODE_TIMEOUT_MS: "1500",
+          SVC_ORCHESTRATOR_TICK_MS: period("200"),
+          SVC_ORCHESTRATOR_NODE_TIMEOUT_MS: period("1500"),
         };
       case "compute":
         return {
@@ -94,7 +102,7 @@ export async function fullStack(purpose: string) {
           ...s3,
           SVC_ELECTION_BACKEND: "k8s-lease",
           SVC_COMPUTE_ORCHESTRATOR_ADDRESSES: addresses("orchestrator"),
-          SVC_COMPUTE_HEARTBEAT_MS: "200",
+          SVC_COMPUTE_HEARTBEAT_MS: period("200"),
         };
       case "shaper":
         return { ...common, SVC_ELECTION_BACKEND: "k8s-lease", SVC_SHAPER_JOB_WORK_MS: "20" };
@@ -104,7 +112,7 @@ export async function fullStack(purpose: string) {
           ...s3,
           SVC_ELECTION_BACKEND: "k8s-lease",
           SVC_BACKEND_SHAPER_ADDRESSES: addresses("shaper"),
-          SVC_BACKEND_TICK_MS: "100",
+          SVC_BACKEND_TICK_MS: period("100"),
           SVC_COMPONENTS_S3_PREFIX: prefix,
         };
       case "endpoint":
@@ -112,7 +120,7 @@ export async function fullStack(purpose: string) {
           SVC_ENDPOINT_DISCOVERY: "k8s",
           SVC_ENDPOINT_NAMESPACE: namespace.name,
           SVC_ENDPOINT_KUBECONFIG: stack.kubeconfig,
-          SVC_ENDPOINT_PROBE_MS: "100",
+          SVC_ENDPOINT_PROBE_MS: period("100"),
           SVC_ENDPOINT_ADMIN_PORT: "0",
           SVC_AUTH_ISSUER: issuer.issuer,
         };
