@@ -16,6 +16,9 @@ export interface HoldAssignmentOptions {
   signal: AbortSignal;
 }
 
+/** Pause between two calls while no orchestrator replica answers. */
+const RETRY_MS = 200;
+
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 /**
@@ -32,6 +35,7 @@ export async function holdAssignment(options: HoldAssignmentOptions): Promise<vo
   let reported = "";
   while (!signal.aborted) {
     let changed = false;
+    let failed = false;
     try {
       let assigned: string[];
       if (!registered) {
@@ -72,10 +76,12 @@ export async function holdAssignment(options: HoldAssignmentOptions): Promise<vo
         reported = now;
       }
     } catch (error) {
+      failed = true;
       logger.warn({ err: messageOf(error) }, "orchestrator call failed");
     }
-    // A change is reported at once; otherwise one heartbeat period later.
-    if (!changed) await abortableSleep(options.heartbeatMs, signal);
+    // A change is reported at once; while no orchestrator answers (a failover), it is asked again every
+    // RETRY_MS so the new leader's assignment arrives soon after it takes office; otherwise one period later.
+    if (!changed) await abortableSleep(failed ? Math.min(RETRY_MS, options.heartbeatMs) : options.heartbeatMs, signal);
   }
   holder.clear();
   if (registered) {

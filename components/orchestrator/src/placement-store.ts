@@ -52,6 +52,8 @@ export class PlacementStore {
     await this.fence.claim(term, holder);
     return this.fence.write(term, async (tx) => {
       await tx.unsafe(`UPDATE ${this.nodes} SET last_heartbeat = now() WHERE state = 'up'`);
+      // Placement is reconciled at once, so the first heartbeat a node gets through carries its assignment.
+      await this.reconcile(tx, term);
       const [row] = await tx.unsafe(
         `SELECT (SELECT count(*) FROM ${this.nodes} WHERE state = 'up') AS nodes_up,
                 count(*) AS shards, count(assigned_node) AS assigned
