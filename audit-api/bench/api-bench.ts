@@ -1,10 +1,12 @@
 /**
- * `bun run bench:api [--bulk-events N] [--real-events M] [--seconds S] [--concurrency C] [--no-duckdb]`: the audit
+ * `bun run bench:api [--bulk-events N] [--real-events M] [--seconds S] [--concurrency C] [--no-duckdb]
+ * [--fresh-rate R] [--fresh-seconds F]` (F = 0: no freshness run): the audit
  * API's goals of issue 8 on the local stack, with auth on (a Keycloak token of a realm seeded here):
  *
  * - total_count over N stored events (p50/p99, whole range with partial-minute ends; and with a principal filter);
  * - a page of 100 (p50/p99, random positions), list calls/s at concurrency C, export MB/s (REST, streamed);
- * - the peer: DuckDB `read_json` counting the same real records from local JSONL files (the objects' bytes).
+ * - the peer: DuckDB `read_json` counting the same real records from local JSONL files (the objects' bytes);
+ * - freshness: written → listed, p50/p99, at R records/s for F s (freshness-section.ts).
  *
  * Data, one tenant (the token's): M real records written through the writer's path (objects under Object Lock in
  * `svc-audit`, prefix `bench/api-…/`, kept 1 day; index rows) in October, and N more index rows made in SQL
@@ -23,6 +25,7 @@ import { issueToken } from "@svc/token";
 import { SQL } from "bun";
 import { pino } from "pino";
 import { parseAuditApiConfig, startAuditApi } from "../index.ts";
+import { measureFreshness } from "./freshness-section.ts";
 
 const { values: args } = parseArgs({
   options: {
@@ -31,6 +34,8 @@ const { values: args } = parseArgs({
     seconds: { type: "string", default: "5" },
     concurrency: { type: "string", default: "16" },
     "no-duckdb": { type: "boolean", default: false },
+    "fresh-rate": { type: "string", default: "10000" },
+    "fresh-seconds": { type: "string", default: "10" },
   },
 });
 const BULK = Number(args["bulk-events"]);
@@ -289,6 +294,25 @@ print(n, best * 1000)
       } else {
         log(`duckdb failed: ${run.stderr.toString().slice(0, 500)}`);
       }
+    }
+    const freshSeconds = Number(args["fresh-seconds"]);
+    if (freshSeconds > 0) {
+      await api.stop();
+      const rate = Number(args["fresh-rate"]);
+      log(`freshness: producing ${rate}/s for ${freshSeconds} s…`);
+      const fresh = await measureFreshness({
+        rate,
+        seconds: freshSeconds,
+        schema,
+        issuer: realm.issuer,
+        tenant,
+        bearer: `Bearer ${token.access_token}`,
+      });
+      results.push([
+        `freshness written → listed at ${rate}/s (achieved ${fresh.achieved.toFixed(0)}/s, ${fresh.samples} probes, ${fresh.missing} unseen)`,
+        `p50 ${ms(fresh.p50)}`,
+        `p99 ${ms(fresh.p99)} (max ${ms(fresh.max)})`,
+      ]);
     }
   } finally {
     await api.stop();
