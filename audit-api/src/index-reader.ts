@@ -17,6 +17,7 @@ export interface EventLocation {
 
 const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
 const MINUTE_MS = 60_000;
+const HOUR_MS = 3_600_000;
 
 function indexFailed(what: string, error: unknown): AuditApiError {
   const code = (error as { errno?: unknown; code?: unknown }).errno ?? (error as { code?: unknown }).code;
@@ -38,6 +39,18 @@ export function wholeMinutes(start: string, end: string): { from: string; to: st
   return { from, to: floor(end) };
 }
 
+/**
+ * Within the whole minutes `[from, to)` (minute boundaries, as `wholeMinutes` gives them), the whole UTC hours:
+ * the first hour boundary at or after `from` and the last at or before `to`. Empty (`from >= to`) when the minutes
+ * hold no whole hour.
+ */
+export function wholeHours(from: string, to: string): { from: string; to: string } {
+  const floor = (t: string) => `${t.slice(0, 13)}:00:00Z`;
+  const fromFloor = floor(from);
+  const start = from === fromFloor ? fromFloor : floor(new Date(Date.parse(fromFloor) + HOUR_MS).toISOString());
+  return { from: start, to: floor(to) };
+}
+
 /** SQL text with numbered parameters, built from trusted fragments only (values always go to `params`). */
 class Statement {
   readonly params: unknown[] = [];
@@ -48,13 +61,15 @@ class Statement {
 }
 
 /**
- * Reads the index the writer keeps (docs/audit-storage.md, "Index"): exact counts from the `counts` rollup over
- * whole minutes plus `count(*)` on `events` for the partial minutes at each end, and keyset pages on `(time, id)`.
+ * Reads the index the writer keeps (docs/audit-storage.md, "Index"): exact counts from the `counts_hour` rollup over
+ * whole hours, the `counts` rollup over the whole minutes at each end and `count(*)` on `events` for the partial
+ * minutes at each end, and keyset pages on `(time, id)`.
  * Every statement is bounded by the tenant.
  */
 export class IndexReader {
   private readonly events: string;
   private readonly counts: string;
+  private readonly countsHour: string;
   private readonly objects: string;
 
   constructor(
@@ -68,6 +83,7 @@ export class IndexReader {
     }
     this.events = `"${schema}".events`;
     this.counts = `"${schema}".counts`;
+    this.countsHour = `"${schema}".counts_hour`;
     this.objects = `"${schema}".objects`;
   }
 
@@ -111,17 +127,28 @@ export class IndexReader {
     const rangeCount = (from: string, to: string) =>
       `(SELECT count(*) FROM ${this.events} WHERE tenant_id = ${tenant} AND time >= ${s.param(from)}::timestamptz` +
       ` AND time < ${s.param(to)}::timestamptz${this.filters(s, query, "", true)})`;
-    const { from, to } = wholeMinutes(query.start, query.end);
-    let text: string;
-    if (query.resourcePrefix !== undefined || from >= to) {
-      text = `SELECT ${rangeCount(query.start, query.end)}::text AS n`;
+    const rolled = (table: string, column: string, from: string, to: string) =>
+      `(SELECT coalesce(sum(n), 0) FROM ${table} WHERE tenant_id = ${tenant}` +
+      ` AND ${column} >= ${s.param(from)}::timestamptz AND ${column} < ${s.param(to)}::timestamptz` +
+      `${this.filters(s, query, "", false)})`;
+    const minutes = wholeMinutes(query.start, query.end);
+    const hours = wholeHours(minutes.from, minutes.to);
+    const parts: string[] = [];
+    if (query.resourcePrefix !== undefined || minutes.from >= minutes.to) {
+      parts.push(rangeCount(query.start, query.end));
     } else {
-      const rolled =
-        `(SELECT coalesce(sum(n), 0) FROM ${this.counts} WHERE tenant_id = ${tenant}` +
-        ` AND minute >= ${s.param(from)}::timestamptz AND minute < ${s.param(to)}::timestamptz` +
-        `${this.filters(s, query, "", false)})`;
-      text = `SELECT (${rolled} + ${rangeCount(query.start, from)} + ${rangeCount(to, query.end)})::text AS n`;
+      parts.push(rangeCount(query.start, minutes.from), rangeCount(minutes.to, query.end));
+      if (hours.from >= hours.to) {
+        parts.push(rolled(this.counts, "minute", minutes.from, minutes.to));
+      } else {
+        parts.push(
+          rolled(this.countsHour, "hour", hours.from, hours.to),
+          rolled(this.counts, "minute", minutes.from, hours.from),
+          rolled(this.counts, "minute", hours.to, minutes.to),
+        );
+      }
     }
+    const text = `SELECT (${parts.join(" + ")})::text AS n`;
     try {
       const rows = (await this.sql.unsafe(text, s.params)) as { n: string }[];
       return Number(rows[0]?.n ?? 0);

@@ -6,12 +6,13 @@ export const INDEX_TABLES = {
   objects: "objects",
   events: "events",
   counts: "counts",
+  countsHour: "counts_hour",
   marks: "marks",
   migrations: "schema_migrations",
 } as const;
 
 /** The schema version this package writes; the audit API can refuse an index older than the one it reads. */
-export const INDEX_SCHEMA_VERSION = 2;
+export const INDEX_SCHEMA_VERSION = 3;
 
 const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
 
@@ -28,7 +29,8 @@ export function qualifiedTable(schema: string, table: keyof typeof INDEX_TABLES)
 /**
  * The DDL of the current version, for a checked schema name. Version 2 keys `events` on `(tenant_id, time, id)`,
  * the order every page and export reads: one B-tree fewer per event row than version 1's `id` key plus its
- * `(tenant_id, time, id)` index (docs/audit-storage.md, "Index").
+ * `(tenant_id, time, id)` index. Version 3 adds `counts_hour`, the hourly tier of the `counts` rollup, so a count
+ * over days sums hours instead of minutes (docs/audit-storage.md, "Index").
  */
 export function indexSchemaDdl(schema: string): string[] {
   const t = (table: keyof typeof INDEX_TABLES) => qualifiedTable(schema, table);
@@ -49,6 +51,9 @@ export function indexSchemaDdl(schema: string): string[] {
     `CREATE TABLE IF NOT EXISTS ${t("counts")} (
        tenant_id text NOT NULL, minute timestamptz NOT NULL, principal_id text NOT NULL, action text NOT NULL,
        result text NOT NULL, n bigint NOT NULL, PRIMARY KEY (tenant_id, minute, principal_id, action, result))`,
+    `CREATE TABLE IF NOT EXISTS ${t("countsHour")} (
+       tenant_id text NOT NULL, hour timestamptz NOT NULL, principal_id text NOT NULL, action text NOT NULL,
+       result text NOT NULL, n bigint NOT NULL, PRIMARY KEY (tenant_id, hour, principal_id, action, result))`,
     `CREATE TABLE IF NOT EXISTS ${t("marks")} (
        topic text NOT NULL, partition int NOT NULL, indexed_through bigint NOT NULL, PRIMARY KEY (topic, partition))`,
   ];
@@ -61,6 +66,21 @@ function migrateV1ToV2(schema: string): string[] {
     `ALTER TABLE ${events} DROP CONSTRAINT IF EXISTS events_pkey`,
     `ALTER TABLE ${events} ADD CONSTRAINT events_tenant_time_id PRIMARY KEY (tenant_id, time, id)`,
     `DROP INDEX IF EXISTS "${schema}".events_tenant_time`,
+  ];
+}
+
+/**
+ * Version 2 → 3 on an existing schema, after the DDL created the empty `counts_hour`: fill it from `counts` (each
+ * minute row summed into its UTC hour). `counts` is locked against writes first, so a writer of an older version
+ * still running cannot add a minute that the copy misses; once at version 3 every writer fills both tables.
+ */
+function migrateV2ToV3(schema: string): string[] {
+  const counts = qualifiedTable(schema, "counts");
+  return [
+    `LOCK TABLE ${counts} IN EXCLUSIVE MODE`,
+    `INSERT INTO ${qualifiedTable(schema, "countsHour")} (tenant_id, hour, principal_id, action, result, n)
+       SELECT tenant_id, date_trunc('hour', minute, 'UTC'), principal_id, action, result, sum(n)
+       FROM ${counts} GROUP BY 1, 2, 3, 4, 5`,
   ];
 }
 
@@ -89,6 +109,7 @@ export async function ensureIndexSchema(sql: SQL, schema: string): Promise<void>
       }
       for (const statement of indexSchemaDdl(schema)) await tx.unsafe(statement);
       if (version === 1) for (const statement of migrateV1ToV2(schema)) await tx.unsafe(statement);
+      if (version === 1 || version === 2) for (const statement of migrateV2ToV3(schema)) await tx.unsafe(statement);
       await tx.unsafe(
         `INSERT INTO ${migrations} (version) VALUES (${INDEX_SCHEMA_VERSION}) ON CONFLICT (version) DO NOTHING`,
       );

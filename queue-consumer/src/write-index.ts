@@ -28,7 +28,8 @@ function canRetryIndex(error: unknown): boolean {
 /**
  * Indexes one written batch in one transaction (docs/audit-storage.md, "Write, per batch, after the PUT"):
  * the `objects` row; the event rows in bulk (`unnest` of column arrays) with `ON CONFLICT (tenant_id, time, id) DO NOTHING`, so an
- * event indexed before keeps its first (object, byte range); the `counts` rollup of exactly the rows inserted; and
+ * event indexed before keeps its first (object, byte range); the `counts` (minute) and `counts_hour` rollups of exactly
+ * the rows inserted, in the same statement; and
  * `marks.indexed_through` (never lowered: a former owner of the partition may finish a batch after the new one).
  * Run again for the same object version, it inserts nothing new. Throws `QUEUE_CONSUMER_INDEX_FAILED`.
  */
@@ -78,8 +79,16 @@ export async function writeBatchIndex(
             GROUP BY 1, 2, 3, 4, 5
             ON CONFLICT (tenant_id, minute, principal_id, action, result) DO UPDATE SET n = c.n + excluded.n
             RETURNING 1
+          ), hourly AS (
+            INSERT INTO ${table("counts_hour")} AS h (tenant_id, hour, principal_id, action, result, n)
+            SELECT tenant_id, date_trunc('hour', time, 'UTC'), principal_id, action, result, count(*)
+            FROM inserted
+            GROUP BY 1, 2, 3, 4, 5
+            ON CONFLICT (tenant_id, hour, principal_id, action, result) DO UPDATE SET n = h.n + excluded.n
+            RETURNING 1
           )
-          SELECT (SELECT count(*) FROM inserted)::int AS inserted, (SELECT count(*) FROM rolled)::int AS rolled`;
+          SELECT (SELECT count(*) FROM inserted)::int AS inserted, (SELECT count(*) FROM rolled)::int AS rolled,
+                 (SELECT count(*) FROM hourly)::int AS hourly`;
         inserted += (counted as { inserted: number }).inserted;
       }
       await tx`

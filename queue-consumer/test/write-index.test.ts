@@ -91,6 +91,44 @@ describe("writeBatchIndex", () => {
     expect(e1.version_id).toBe("v1");
   });
 
+  test("the hour rollup is the minute rollup summed per UTC hour, duplicates counted in neither", async () => {
+    const crossing = batchOf(
+      [
+        { id: "h1", time: "2026-11-23T09:59:59.999999Z", principal: "p1" },
+        { id: "h2", time: "2026-11-23T10:00:00Z", principal: "p1" },
+        { id: "h3", time: "2026-11-23T10:30:00+01:00", principal: "p2" },
+        { id: "h2", time: "2026-11-23T10:00:00Z", principal: "p1" },
+        { id: "e1", time: "2026-11-23T09:00:01Z", principal: "p1" },
+      ],
+      0n, // offsets below the mark: it stays where the next test expects it
+    );
+    const result = await writeBatchIndex(sql, schema, crossing, object("v-hours"));
+    expect(result.inserted).toBe(3);
+    const hours = await sql.unsafe(
+      `SELECT hour, principal_id, action, result, n::int AS n FROM "${schema}".counts_hour ORDER BY 1, 2, 3, 4`,
+    );
+    const summed = await sql.unsafe(
+      `SELECT date_trunc('hour', minute, 'UTC') AS hour, principal_id, action, result, sum(n)::int AS n
+         FROM "${schema}".counts GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4`,
+    );
+    expect(hours).toEqual(summed);
+    const byHour = hours.map((r: { hour: Date; principal_id: string; n: number }) => [
+      r.hour.toISOString(),
+      r.principal_id,
+      r.n,
+    ]);
+    expect(byHour).toEqual([
+      ["2026-11-23T09:00:00.000Z", "p1", 3],
+      ["2026-11-23T09:00:00.000Z", "p2", 3],
+      ["2026-11-23T10:00:00.000Z", "p1", 1],
+    ]);
+    const [{ events, hourly }] = await sql.unsafe(
+      `SELECT (SELECT count(*) FROM "${schema}".events)::int AS events,
+              (SELECT sum(n) FROM "${schema}".counts_hour)::int AS hourly`,
+    );
+    expect(hourly).toBe(events);
+  });
+
   test("the mark never goes back (a former owner finishing late)", async () => {
     await writeBatchIndex(sql, schema, batchOf([{ id: "late", time: "2026-11-23T09:02:00Z" }], 5n), object("v3"));
     const [mark] = await sql`SELECT indexed_through::int AS t FROM ${sql(`${schema}.marks`)} WHERE partition = 1`;
@@ -135,7 +173,7 @@ describe("writeBatchIndex", () => {
         "events_tenant_time_id",
       ]);
       const versions = await sql.unsafe(`SELECT version FROM "${old}".schema_migrations ORDER BY 1`);
-      expect(versions.map((r: { version: number }) => r.version)).toEqual([1, 2]);
+      expect(versions.map((r: { version: number }) => r.version)).toEqual([1, 3]);
       const result = await writeBatchIndex(
         sql,
         old,
@@ -145,6 +183,47 @@ describe("writeBatchIndex", () => {
       expect(result.inserted).toBe(1);
       const [{ n }] = await sql.unsafe(`SELECT count(*)::int AS n FROM ${events}`);
       expect(n).toBe(2);
+    } finally {
+      await dropSchema(sql, old);
+    }
+  });
+
+  test("a version 2 schema is migrated: counts_hour filled from counts, then kept by the writer", async () => {
+    const old = `${schema}_v2`;
+    await ensureIndexSchema(sql, old);
+    await sql.unsafe(`DROP TABLE "${old}".counts_hour`);
+    await sql.unsafe(`DELETE FROM "${old}".schema_migrations`);
+    await sql.unsafe(`INSERT INTO "${old}".schema_migrations (version) VALUES (2)`);
+    await sql.unsafe(`INSERT INTO "${old}".counts (tenant_id, minute, principal_id, action, result, n) VALUES
+      ('tenant-a', '2026-11-23T08:00:00Z', 'p', 'a', 'OK', 2),
+      ('tenant-a', '2026-11-23T08:59:00Z', 'p', 'a', 'OK', 3),
+      ('tenant-a', '2026-11-23T08:59:00Z', 'p', 'a', 'DENIED', 1),
+      ('tenant-a', '2026-11-23T09:00:00Z', 'p', 'a', 'OK', 4),
+      ('tenant-b', '2026-11-23T08:30:00Z', 'p', 'a', 'OK', 5)`);
+    try {
+      await ensureIndexSchema(sql, old);
+      const versions = await sql.unsafe(`SELECT version FROM "${old}".schema_migrations ORDER BY 1`);
+      expect(versions.map((r: { version: number }) => r.version)).toEqual([2, 3]);
+      const hours = async () =>
+        (
+          await sql.unsafe(`SELECT tenant_id, hour, result, n::int AS n FROM "${old}".counts_hour ORDER BY 1, 2, 3`)
+        ).map((r: { tenant_id: string; hour: Date; result: string; n: number }) => [
+          r.tenant_id,
+          r.hour.toISOString(),
+          r.result,
+          r.n,
+        ]);
+      expect(await hours()).toEqual([
+        ["tenant-a", "2026-11-23T08:00:00.000Z", "DENIED", 1],
+        ["tenant-a", "2026-11-23T08:00:00.000Z", "OK", 5],
+        ["tenant-a", "2026-11-23T09:00:00.000Z", "OK", 4],
+        ["tenant-b", "2026-11-23T08:00:00.000Z", "OK", 5],
+      ]);
+      // At version 3 a second start copies nothing again.
+      await ensureIndexSchema(sql, old);
+      expect((await hours()).length).toBe(4);
+      const [{ n }] = await sql.unsafe(`SELECT sum(n)::int AS n FROM "${old}".counts_hour`);
+      expect(n).toBe(15);
     } finally {
       await dropSchema(sql, old);
     }

@@ -1,0 +1,194 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { ensureIndexSchema, writeBatchIndex } from "@svc/queue-consumer";
+import { stackEnv } from "@svc/testkit";
+import { SQL } from "bun";
+import { IndexReader, wholeHours, wholeMinutes } from "../src/index-reader.ts";
+import type { AuditQuery } from "../src/query-request.ts";
+import { sealBatch, storageNames, type TestRecord } from "./support/stored-data.ts";
+
+const sql = new SQL({ url: stackEnv().postgresUrl, max: 2 });
+const { schema, topic } = storageNames("counts");
+const reader = new IndexReader(sql, schema);
+const TENANT = "tenant-counts";
+const OTHER = "tenant-other";
+const START = Date.parse("2026-11-23T08:40:00Z");
+const SPAN_MS = 160 * 60_000; // 08:40 → 11:20: hours 08 (partial), 09, 10 (whole), 11 (partial)
+
+/** A small deterministic generator (mulberry32), so a failing range can be replayed. */
+function random(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+/** A UTC timestamp with microseconds, `offsetUs` after START. */
+function at(offsetUs: number): string {
+  const ms = Math.floor(offsetUs / 1000);
+  const iso = new Date(START + ms).toISOString();
+  return `${iso.slice(0, 23)}${String(((offsetUs % 1000) + 1000) % 1000).padStart(3, "0")}Z`;
+}
+
+function record(id: string, tenant: string, time: string, n: number): TestRecord {
+  return {
+    id,
+    time,
+    source: "endpoint",
+    action: n % 3 === 0 ? "/kms.Keys/Rotate" : "/svc.Endpoint/Search",
+    resource: `index/products-${n % 7}`,
+    result: n % 5 === 0 ? "PERMISSION_DENIED" : "OK",
+    duration_ms: 1,
+    claimed_tenant_id: tenant,
+    principal_id: `p${n % 4}`,
+    tenant_id: tenant,
+  };
+}
+
+const object = (version: string) => ({
+  bucket: "svc-audit",
+  key: `test/${schema}`,
+  versionId: version,
+  bytes: 1,
+  retainUntil: new Date(),
+});
+
+/** The plain answer: `count(*)` over `events`, the definition every rollup must agree with. */
+async function plainCount(tenant: string, query: AuditQuery): Promise<number> {
+  const [row] = await sql.unsafe(
+    `SELECT count(*)::int AS n FROM "${schema}".events WHERE tenant_id = $1 AND time >= $2::timestamptz
+       AND time < $3::timestamptz AND ($4::text IS NULL OR principal_id = $4) AND ($5::text IS NULL OR action = $5)
+       AND ($6::text IS NULL OR result = $6) AND ($7::text IS NULL OR starts_with(resource, $7))`,
+    [
+      tenant,
+      query.start,
+      query.end,
+      query.principalId ?? null,
+      query.action ?? null,
+      query.result ?? null,
+      query.resourcePrefix ?? null,
+    ],
+  );
+  return (row as { n: number }).n;
+}
+
+const FILTERS: Omit<AuditQuery, "start" | "end">[] = [
+  {},
+  { principalId: "p1" },
+  { action: "/kms.Keys/Rotate" },
+  { result: "PERMISSION_DENIED" },
+  { principalId: "p2", action: "/svc.Endpoint/Search", result: "OK" },
+  { resourcePrefix: "index/products-3" },
+  { principalId: "nobody" },
+];
+
+beforeAll(async () => {
+  await ensureIndexSchema(sql, schema);
+  // 4 000 events of TENANT at random microseconds over 160 minutes, some on exact minute and hour boundaries, and
+  // 500 of another tenant over the same span; written in batches, one batch twice (a retry) and a duplicate line.
+  const next = random(8);
+  const records: TestRecord[] = [];
+  for (let i = 0; i < 4000; i++) {
+    const offsetUs = i % 97 === 0 ? Math.floor(next() * 160) * 60_000_000 : Math.floor(next() * SPAN_MS * 1000);
+    records.push(record(`ev-${i}`, TENANT, at(offsetUs), i));
+  }
+  for (let i = 0; i < 500; i++) records.push(record(`ot-${i}`, OTHER, at(Math.floor(next() * SPAN_MS * 1000)), i));
+  records.push(record("ev-7", TENANT, records[7]?.time ?? "", 7)); // the same event shipped twice
+  for (let first = 0; first < records.length; first += 1000) {
+    const batch = sealBatch(topic, 0, BigInt(first), records.slice(first, first + 1000));
+    await writeBatchIndex(sql, schema, batch, object(`v-${first}`));
+    if (first === 2000) await writeBatchIndex(sql, schema, batch, object(`v-${first}-retry`));
+  }
+});
+
+afterAll(async () => {
+  await sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  await sql.close();
+});
+
+describe("wholeMinutes / wholeHours", () => {
+  test("the whole hours inside the whole minutes, empty when there is none", () => {
+    expect(wholeHours("2026-11-23T08:41:00Z", "2026-11-23T11:19:00Z")).toEqual({
+      from: "2026-11-23T09:00:00Z",
+      to: "2026-11-23T11:00:00Z",
+    });
+    expect(wholeHours("2026-11-23T09:00:00Z", "2026-11-23T10:00:00Z")).toEqual({
+      from: "2026-11-23T09:00:00Z",
+      to: "2026-11-23T10:00:00Z",
+    });
+    expect(wholeHours("2026-11-23T23:01:00Z", "2026-11-24T00:59:00Z")).toEqual({
+      from: "2026-11-24T00:00:00Z",
+      to: "2026-11-24T00:00:00Z",
+    });
+    const minutes = wholeMinutes("2026-11-23T09:10:00.000001Z", "2026-11-23T09:59:59.999999Z");
+    expect(minutes).toEqual({ from: "2026-11-23T09:11:00Z", to: "2026-11-23T09:59:00Z" });
+    const hours = wholeHours(minutes.from, minutes.to);
+    expect(hours.from >= hours.to).toBe(true);
+  });
+});
+
+describe("IndexReader.count", () => {
+  test("equals count(*) over events for ranges on and across hour and minute edges, with and without filters", async () => {
+    const edges: [string, string][] = [
+      ["2026-11-23T08:40:00Z", "2026-11-23T11:20:00Z"],
+      ["2026-11-23T09:00:00Z", "2026-11-23T11:00:00Z"],
+      ["2026-11-23T09:00:00Z", "2026-11-23T10:00:00Z"],
+      ["2026-11-23T08:59:59.999999Z", "2026-11-23T10:00:00.000001Z"],
+      ["2026-11-23T09:00:00.000001Z", "2026-11-23T09:59:59.999999Z"],
+      ["2026-11-23T08:59:00Z", "2026-11-23T10:01:00Z"],
+      ["2026-11-23T08:45:30.5Z", "2026-11-23T11:12:01.25Z"],
+      ["2026-11-23T09:30:00Z", "2026-11-23T10:30:00Z"],
+      ["2026-11-23T09:59:00Z", "2026-11-23T10:00:00Z"],
+      ["2026-11-23T10:00:00Z", "2026-11-23T10:00:00Z"],
+      ["2026-11-23T10:17:12.345678Z", "2026-11-23T10:17:48Z"],
+      ["2026-11-22T00:00:00Z", "2026-11-24T00:00:00Z"],
+    ];
+    const next = random(20261123);
+    for (let i = 0; i < 40; i++) {
+      const a = Math.floor(next() * (SPAN_MS + 600_000) * 1000) - 300_000_000;
+      const b = a + Math.floor(next() * SPAN_MS * 1000);
+      edges.push([at(a), at(b)]);
+    }
+    let compared = 0;
+    let nonZero = 0;
+    for (const [start, end] of edges) {
+      for (const filter of FILTERS) {
+        for (const tenant of [TENANT, OTHER]) {
+          const query = { start, end, ...filter };
+          const expected = await plainCount(tenant, query);
+          const got = await reader.count(tenant, query);
+          if (got !== expected) throw new Error(`count ${tenant} ${JSON.stringify(query)}: ${got}, want ${expected}`);
+          compared++;
+          if (expected > 0) nonZero++;
+        }
+      }
+    }
+    expect(compared).toBe(edges.length * FILTERS.length * 2);
+    expect(nonZero).toBeGreaterThan(compared / 3);
+    // Every stored event counts once: the retried batch and the duplicate line added nothing.
+    expect(await reader.count(TENANT, { start: "2026-11-23T00:00:00Z", end: "2026-11-24T00:00:00Z" })).toBe(4000);
+  });
+
+  test("whole hours are read from counts_hour, the minutes at the ends from counts", async () => {
+    const whole = { start: "2026-11-23T08:59:30Z", end: "2026-11-23T10:00:30Z" };
+    const inner = { start: "2026-11-23T09:10:00Z", end: "2026-11-23T09:50:00Z" };
+    const before = [await reader.count(TENANT, whole), await reader.count(TENANT, inner)];
+    // A marker row in the hour tier only: a range holding hour 09 sees it, a range inside that hour does not.
+    await sql.unsafe(
+      `INSERT INTO "${schema}".counts_hour (tenant_id, hour, principal_id, action, result, n)
+         VALUES ($1, '2026-11-23T09:00:00Z', 'marker', 'marker', 'marker', 1000)`,
+      [TENANT],
+    );
+    try {
+      expect(await reader.count(TENANT, whole)).toBe((before[0] ?? 0) + 1000);
+      expect(await reader.count(TENANT, inner)).toBe(before[1] ?? -1);
+      expect(await reader.count(TENANT, { ...whole, principalId: "p1" })).toBe(
+        await plainCount(TENANT, { ...whole, principalId: "p1" }),
+      );
+    } finally {
+      await sql.unsafe(`DELETE FROM "${schema}".counts_hour WHERE principal_id = 'marker'`);
+    }
+  });
+});
