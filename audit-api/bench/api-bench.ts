@@ -10,7 +10,7 @@
  *
  * Data, one tenant (the token's): M real records written through the writer's path (objects under Object Lock in
  * `svc-audit`, prefix `bench/api-…/`, kept 1 day; index rows) in October, and N more index rows made in SQL
- * (events + the counts rollup) in September, each pointing at one of the real lines (its object and byte range):
+ * (events + the minute and hour rollups) in September, each pointing at one of the real lines (its object and byte range):
  * the count reads only the index, and a page reads real bytes, without N objects in MinIO. Not a test: nothing is
  * asserted; the numbers are printed.
  */
@@ -128,15 +128,20 @@ try {
                                          byte_start, byte_length)
          SELECT id, $1, time, principal_id, action, result, resource, object_id, byte_start, byte_length FROM input
          RETURNING time, principal_id, action, result
+       ), minutes AS (
+         INSERT INTO "${schema}".counts AS c (tenant_id, minute, principal_id, action, result, n)
+         SELECT $1, date_trunc('minute', time, 'UTC'), principal_id, action, result, count(*)
+           FROM inserted GROUP BY 2, 3, 4, 5
+         ON CONFLICT (tenant_id, minute, principal_id, action, result) DO UPDATE SET n = c.n + excluded.n
        )
-       INSERT INTO "${schema}".counts AS c (tenant_id, minute, principal_id, action, result, n)
-       SELECT $1, date_trunc('minute', time, 'UTC'), principal_id, action, result, count(*)
+       INSERT INTO "${schema}".counts_hour AS h (tenant_id, hour, principal_id, action, result, n)
+       SELECT $1, date_trunc('hour', time, 'UTC'), principal_id, action, result, count(*)
          FROM inserted GROUP BY 2, 3, 4, 5
-       ON CONFLICT (tenant_id, minute, principal_id, action, result) DO UPDATE SET n = c.n + excluded.n`,
+       ON CONFLICT (tenant_id, hour, principal_id, action, result) DO UPDATE SET n = h.n + excluded.n`,
       [tenant],
     );
   }
-  await sql.unsafe(`ANALYZE "${schema}".events; ANALYZE "${schema}".counts`);
+  await sql.unsafe(`ANALYZE "${schema}".events; ANALYZE "${schema}".counts; ANALYZE "${schema}".counts_hour`);
 
   const api = await startAuditApi(
     parseAuditApiConfig({
