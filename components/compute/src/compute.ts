@@ -41,13 +41,14 @@ export async function startCompute(config: ComputeConfig, logger: Logger): Promi
         implementation: computeImplementation(config.replica.pod, holder),
       },
     ],
-    whileServing: ({ signal, address }) =>
+    whileServing: ({ signal, address, previousLeader }) =>
       holdAssignment({
         orchestrator,
         holder,
         logger,
         nodeId: config.replica.pod,
         address,
+        previousLeader,
         capacityShards: config.capacityShards,
         heartbeatMs: config.heartbeatMs,
         signal,

@@ -14,6 +14,8 @@ export interface HoldAssignmentOptions {
   capacityShards: number;
   heartbeatMs: number;
   signal: AbortSignal;
+  /** The compute leader this replica took over from (its lease expired): deregistered at once. */
+  previousLeader?: string;
 }
 
 /** Pause between two calls while no orchestrator replica answers. */
@@ -33,6 +35,26 @@ export async function holdAssignment(options: HoldAssignmentOptions): Promise<vo
   const deadlineMs = Math.max(1_000, options.heartbeatMs);
   let registered = false;
   let reported = "";
+  const previous = options.previousLeader;
+  if (previous && previous !== nodeId) {
+    // Its lease expired, so it stopped serving by its renew deadline: its shards can move now rather than after
+    // the orchestrator's node timeout (spec: after promotion the orchestrator reassigns them onto this replica).
+    await orchestrator
+      .call((client) =>
+        callUnary(
+          client.removeCompute.bind(client),
+          { nodeId: previous, reason: `lease taken over by ${nodeId}` },
+          new Metadata(),
+          deadlineMs,
+        ),
+      )
+      .then(
+        (answer) =>
+          logger.info({ event: "took-over", from: previous, released: answer.releasedShards.length }, "took over"),
+        (error: unknown) =>
+          logger.warn({ err: messageOf(error), from: previous }, "RemoveCompute of the old leader failed"),
+      );
+  }
   while (!signal.aborted) {
     let changed = false;
     let failed = false;

@@ -21,7 +21,8 @@ test("the compute leader registers and loads its shards; after kill -9 they are 
   h = await computeHarness("compute");
   const harness = h;
   const shards = await harness.seedIndex("idx-c", 3);
-  await harness.startOrchestrator();
+  // A node timeout far beyond the test: the shards can only move because the new leader deregisters the old one.
+  await harness.startOrchestrator(60_000);
   await harness.createPods("compute-a", "compute-b");
   const pair = [harness.startCompute("compute-a", "k8s-lease"), harness.startCompute("compute-b", "k8s-lease")];
   await Promise.all(pair.map((r) => r.ready()));
@@ -54,6 +55,7 @@ test("the compute leader registers and loads its shards; after kill -9 they are 
     intervalMs: 100,
   });
   expect(Object.keys(await harness.loaded())).toEqual(shards);
+  expect(await follower.waitForLine((l) => l.event === "took-over")).toMatchObject({ from: leader.pod, released: 3 });
   expect((await harness.listShards(follower)).shards.map((s) => s.shardId)).toEqual(shards);
   await waitFor(
     "the label moved",

@@ -36,6 +36,11 @@ export interface ServingContext {
   signal: AbortSignal;
   /** `advertiseHost:grpcPort` of this replica (the bound port). */
   address: string;
+  /**
+   * The other replica last seen holding the lock before this one took office, if any. Its lease expired (or it
+   * released it), so it stopped serving by its renew deadline: its duties may be taken over at once.
+   */
+  previousLeader: string | undefined;
 }
 
 export interface StartReplicaOptions {
@@ -151,9 +156,10 @@ export async function startReplica(options: StartReplicaOptions): Promise<Replic
 
   let serving: Promise<void> = Promise.resolve();
   let address = "";
-  const serve = (leadership: Omit<ServingContext, "address">) => {
+  let lastOtherHolder: string | undefined;
+  const serve = (leadership: Pick<ServingContext, "term" | "signal">) => {
     if (!options.whileServing) return;
-    const context = { ...leadership, address };
+    const context = { ...leadership, address, previousLeader: lastOtherHolder };
     serving = options.whileServing(context).catch((error: unknown) => {
       if (context.signal.aborted) return;
       logger.error({ err: messageOf(error), term: context.term }, "serving work failed");
@@ -166,6 +172,7 @@ export async function startReplica(options: StartReplicaOptions): Promise<Replic
       logger.info({ event: event.type, term: event.term }, "became leader");
       serve({ term: event.term, signal: event.signal });
     } else if (event.type === "new-leader-observed") {
+      if (event.holder && event.holder !== config.pod) lastOtherHolder = event.holder;
       logger.info({ event: event.type, holder: event.holder, term: event.term }, "leader observed");
     } else {
       logger.info({ event: event.type, term: event.term, reason: event.reason }, "lost leadership");

@@ -49,7 +49,7 @@ export async function computeHarness(purpose: string) {
   return {
     schema,
     processes,
-    async startOrchestrator(): Promise<ReplicaProcess> {
+    async startOrchestrator(nodeTimeoutMs = 1500): Promise<ReplicaProcess> {
       const orchestrator = new ReplicaProcess("orch-a", ORCHESTRATOR_MAIN, {
         ...modelEnv,
         ...TIMINGS,
@@ -57,7 +57,7 @@ export async function computeHarness(purpose: string) {
         SVC_ELECTION_PG_URL: stack.postgresUrl,
         SVC_ELECTION_PG_TABLE: `${schema}_lease`,
         SVC_ORCHESTRATOR_TICK_MS: "200",
-        SVC_ORCHESTRATOR_NODE_TIMEOUT_MS: "1500",
+        SVC_ORCHESTRATOR_NODE_TIMEOUT_MS: String(nodeTimeoutMs),
       });
       processes.push(orchestrator);
       await orchestrator.ready();
