@@ -81,7 +81,7 @@ test("a rolling restart of every pod, one at a time, converges to one leader and
     for (const pod of stack.pods(component)) {
       const replica = stack.replica(pod);
       replica.signal("SIGTERM");
-      expect(await replica.process.exited).toBe(0);
+      expect({ pod, exit: await replica.process.exited }).toEqual({ pod, exit: 0 });
       await stack.start(pod).ready(30_000);
     }
   }

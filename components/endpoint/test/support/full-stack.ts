@@ -45,11 +45,18 @@ export async function fullStack(purpose: string, options: { specTimings?: boolea
   const all: ReplicaProcess[] = [];
   // Addresses are fixed per pod so a restarted replica is reachable where its peers expect it.
   const ports = new Map<string, { grpc: number; health: number }>();
-  const freePort = () => {
-    const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
-    const port = server.port ?? 0;
-    server.stop(true);
-    return port;
+  // Fixed ports below the kernel's ephemeral range (32768+), so no outgoing connection can take one between a
+  // replica's stop and its restart.
+  const freePort = (): number => {
+    for (;;) {
+      const port = 20_000 + Math.floor(Math.random() * 12_000);
+      try {
+        Bun.serve({ port, hostname: "127.0.0.1", fetch: () => new Response() }).stop(true);
+        return port;
+      } catch {
+        // taken: try another
+      }
+    }
   };
   const portsOf = (pod: string) => {
     let p = ports.get(pod);
