@@ -1,10 +1,20 @@
 // `bun run bench:failover [flags]`: the leader-election failover bench. It lives with the module it measures
 // (components/election/bench/failover.ts, which has the Kubernetes and election dependencies); this entry point
 // keeps the bench commands together under bench/.
+// `bun run bench:failover -- --components [--kills N] [--only backend,shaper,…]` runs the components' bench instead
+// (components/endpoint/bench/failover-components.ts: the whole deployment, kill -9 of each component's leader,
+// time to the first successful application call through endpoint; issue 10).
 import { join } from "node:path";
 
-const target = join(import.meta.dir, "../../../components/election/bench/failover.ts");
-const child = Bun.spawn([process.execPath, "run", target, ...process.argv.slice(2)], {
+const args = process.argv.slice(2);
+const components = args.includes("--components");
+const rest = args
+  .filter((arg) => arg !== "--components")
+  .map((arg) => (components && arg === "--only" ? "--components" : arg));
+const target = components
+  ? join(import.meta.dir, "../../../components/endpoint/bench/failover-components.ts")
+  : join(import.meta.dir, "../../../components/election/bench/failover.ts");
+const child = Bun.spawn([process.execPath, "run", target, ...rest], {
   stdin: "inherit",
   stdout: "inherit",
   stderr: "inherit",
