@@ -11,7 +11,7 @@ import {
   type ListEventsRequest,
   type ListEventsResponse,
 } from "@svc/proto";
-import type { AuditQueries, StoredRecord } from "./audit-queries.ts";
+import { type AuditQueries, recordsOf, type StoredRecord } from "./audit-queries.ts";
 import type { QueryLimits } from "./config.ts";
 import { parseExportRequest, parseListRequest, type RequestFields } from "./query-request.ts";
 import { tenantOf } from "./tenant-of.ts";
@@ -60,7 +60,7 @@ export function auditServiceImplementation(
         const answer = await queries.list(tenantOf(callerOf(call)), parseListRequest(fields, limits));
         return {
           totalCount: answer.totalCount,
-          events: answer.events.map(toAuditEvent),
+          events: recordsOf(answer.lines).map(toAuditEvent),
           nextPageToken: answer.nextPageToken,
         };
       };

@@ -2,7 +2,7 @@ import { openapi } from "@elysiajs/openapi";
 import { type AuthCore, assertRoutesCovered, bearerAuth } from "@svc/auth";
 import { type HealthState, healthRoutes } from "@svc/health";
 import { Elysia } from "elysia";
-import type { AuditQueries, ExportAnswer } from "./audit-queries.ts";
+import type { AuditQueries, ExportAnswer, ListAnswer } from "./audit-queries.ts";
 import type { QueryLimits } from "./config.ts";
 import { AuditApiError, invalidArgument } from "./errors.ts";
 import { DOCUMENTATION, OPENAPI_JSON_PATH, OPENAPI_PATH, operationDetails } from "./openapi-document.ts";
@@ -27,6 +27,23 @@ function objectBody(body: unknown): RequestFields {
     throw invalidArgument("body", "must be a JSON object");
   }
   return body as RequestFields;
+}
+
+/**
+ * `{ total_count, events, next_page_token }` with each event's stored line copied in as it is (one JSON object):
+ * no parse and re-encode of the records.
+ */
+function listBody(answer: ListAnswer): Uint8Array {
+  const head = Buffer.from(`{"total_count":${answer.totalCount},"events":[`);
+  const tail = Buffer.from(`],"next_page_token":${JSON.stringify(answer.nextPageToken)}}`);
+  const comma = Buffer.from(",");
+  const parts: Uint8Array[] = [head];
+  answer.lines.forEach((line, i) => {
+    if (i > 0) parts.push(comma);
+    parts.push(line);
+  });
+  parts.push(tail);
+  return Buffer.concat(parts);
 }
 
 /**
@@ -56,7 +73,7 @@ export function restApp(auth: AuthCore, queries: AuditQueries, limits: QueryLimi
       "/v2/audit/events",
       async ({ body, caller }) => {
         const answer = await queries.list(tenantOf(caller), parseListRequest(objectBody(body), limits));
-        return { total_count: answer.totalCount, events: answer.events, next_page_token: answer.nextPageToken };
+        return new Response(listBody(answer), { headers: { "content-type": "application/json;charset=utf-8" } });
       },
       { detail: details.list as never },
     )
