@@ -230,7 +230,14 @@ try {
       `p99 ${ms(quantile(page, 99))}`,
     ]);
 
+    // CPU of this process (API and the bench's client; PostgreSQL and MinIO not included) per call and per MiB:
+    // steadier than the rates on a shared machine.
+    const cpuMs = (since: NodeJS.CpuUsage) => {
+      const used = process.cpuUsage(since);
+      return (used.user + used.system) / 1000;
+    };
     let calls = 0;
+    const listCpu = process.cpuUsage();
     const until = performance.now() + SECONDS * 1000;
     await Promise.all(
       Array.from({ length: CONCURRENCY }, async () => {
@@ -240,22 +247,35 @@ try {
         }
       }),
     );
-    results.push([`list calls/s (page of 100, ${CONCURRENCY} concurrent)`, `${(calls / SECONDS).toFixed(0)} /s`, ""]);
-
-    const exportStart = performance.now();
-    const response = await fetch(`${base}/v2/audit/events/export`, {
-      method: "POST",
-      headers: headers(tenant),
-      body: JSON.stringify({ start_time: iso(REAL_START), end_time: iso(REAL_START + REAL_SPAN_MS) }),
-    });
-    let bytes = 0;
-    for await (const part of response.body as ReadableStream<Uint8Array>) bytes += part.length;
-    const exportS = (performance.now() - exportStart) / 1000;
     results.push([
-      `export (REST stream, ${(bytes / 1048576).toFixed(1)} MiB)`,
-      `${(bytes / 1048576 / exportS).toFixed(1)} MiB/s`,
-      `${exportS.toFixed(2)} s`,
+      `list calls/s (page of 100, ${CONCURRENCY} concurrent)`,
+      `${(calls / SECONDS).toFixed(0)} /s`,
+      `process CPU ${(cpuMs(listCpu) / calls).toFixed(2)} ms/call`,
     ]);
+
+    // Three exports of the same range (the machine is shared: the best and all three are printed).
+    const exportRuns: { bytes: number; seconds: number }[] = [];
+    const exportCpu = process.cpuUsage();
+    for (let run = 0; run < 3; run++) {
+      const exportStart = performance.now();
+      const response = await fetch(`${base}/v2/audit/events/export`, {
+        method: "POST",
+        headers: headers(tenant),
+        body: JSON.stringify({ start_time: iso(REAL_START), end_time: iso(REAL_START + REAL_SPAN_MS) }),
+      });
+      let bytes = 0;
+      for await (const part of response.body as ReadableStream<Uint8Array>) bytes += part.length;
+      exportRuns.push({ bytes, seconds: (performance.now() - exportStart) / 1000 });
+    }
+    const rate = (r: { bytes: number; seconds: number }) => r.bytes / 1048576 / r.seconds;
+    const best = exportRuns.reduce((a, b) => (rate(b) > rate(a) ? b : a));
+    results.push([
+      `export (REST stream, ${(best.bytes / 1048576).toFixed(1)} MiB, best of 3)`,
+      `${rate(best).toFixed(1)} MiB/s`,
+      `${best.seconds.toFixed(2)} s (all: ${exportRuns.map((r) => rate(r).toFixed(1)).join(", ")} MiB/s)`,
+    ]);
+    const exportedMiB = exportRuns.reduce((sum, r) => sum + r.bytes, 0) / 1048576;
+    results.push(["  … process CPU per MiB exported", `${(cpuMs(exportCpu) / exportedMiB).toFixed(1)} ms/MiB`, ""]);
 
     const apiCount = await timed(20, () =>
       list(tenant, {
