@@ -50,6 +50,10 @@ export async function startAuditApi(config: AuditApiConfig, options: { logger: L
         ? { accessKeyId: config.s3.accessKeyId, secretAccessKey: config.s3.secretAccessKey }
         : undefined,
     forcePathStyle: config.s3.forcePathStyle,
+    // Ranged GETs carry no whole-object checksum to validate; WHEN_SUPPORTED would ask for checksum mode on each
+    // GET (and CRC the bodies of whole-object ones) on the hot path.
+    requestChecksumCalculation: "WHEN_REQUIRED",
+    responseChecksumValidation: "WHEN_REQUIRED",
   });
   const tail = config.tail ? KafkaTail.start(sql, config.schema, config.tail, logger) : undefined;
   const queries = new AuditQueries(

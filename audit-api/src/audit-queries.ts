@@ -32,11 +32,14 @@ const positionOf = (entry: Entry): PagePosition => (entry.location ?? entry.tail
 
 /** Rows read from the index per step of an export. */
 const EXPORT_STEP = 2_000;
+/** Export steps whose objects are read at once (the index is read ahead of the objects by this many steps). */
+const EXPORT_AHEAD = 3;
 /** A streamed chunk closes at this many bytes (lines are at most 1 MiB: one chunk stays under 4 MiB). */
 const CHUNK_BYTES = 1024 * 1024;
 
 const decoder = new TextDecoder("utf-8", { fatal: false });
-const encoder = new TextEncoder();
+/** `{"id":"` */
+const ID_PREFIX = [0x7b, 0x22, 0x69, 0x64, 0x22, 0x3a, 0x22];
 
 /** The parsed records of a page's lines (for transports that re-encode them, gRPC). */
 export function recordsOf(lines: readonly Uint8Array[]): StoredRecord[] {
@@ -49,13 +52,16 @@ export function recordsOf(lines: readonly Uint8Array[]): StoredRecord[] {
  * to `parseLine`.
  */
 function startsWithId(line: Uint8Array, id: string): boolean {
-  const prefix = encoder.encode(`{"id":${JSON.stringify(id)}`);
-  const n = prefix.length;
-  if (line.length <= n || line[line.length - 1] !== 0x7d) return false;
-  const after = line[n];
-  if (after !== 0x2c && after !== 0x7d) return false;
-  for (let i = 0; i < n; i++) if (line[i] !== prefix[i]) return false;
-  return true;
+  // `{"id":"` + the id's characters (plain ASCII without `"` or `\\` only: else the fallback) + `"`
+  const n = 7 + id.length;
+  if (line.length <= n + 1 || line[line.length - 1] !== 0x7d) return false;
+  for (let i = 0; i < 7; i++) if (line[i] !== ID_PREFIX[i]) return false;
+  for (let i = 0; i < id.length; i++) {
+    const c = id.charCodeAt(i);
+    if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c || line[7 + i] !== c) return false;
+  }
+  const after = line[n + 1];
+  return line[n] === 0x22 && (after === 0x2c || after === 0x7d);
 }
 
 /** Checks that `line` holds the event the index names (`parseLine`'s errors), parsing only when the cheap check fails. */
@@ -184,7 +190,7 @@ export class AuditQueries {
 
   /**
    * Every matching event as JSONL chunks (each a whole number of lines, about `CHUNK_BYTES`), oldest first: the
-   * streaming export, for a range of any size. Memory stays at one index step (plus the tail's part).
+   * streaming export, for a range of any size. Memory stays at `EXPORT_AHEAD` index steps (plus the tail's part).
    */
   async *exportChunks(tenantId: string, query: AuditQuery): AsyncGenerator<ExportAnswer> {
     const snapshot = this.tail?.snapshot(tenantId, query) ?? [];
@@ -192,9 +198,15 @@ export class AuditQueries {
     let part: Uint8Array[] = [];
     let bytes = 0;
     let step: Entry[] = [];
-    const flushStep = async function* (this: AuditQueries): AsyncGenerator<ExportAnswer> {
-      const lines = await this.linesOf(step);
+    // Steps whose objects are being read while the next index rows are fetched (at most EXPORT_AHEAD at once).
+    const reading: Promise<Uint8Array[]>[] = [];
+    const startStep = () => {
+      const lines = this.linesOf(step);
+      lines.catch(() => {}); // awaited in order below; a failure surfaces there, not as an unhandled rejection
+      reading.push(lines);
       step = [];
+    };
+    const emit = function* (lines: Uint8Array[]): Generator<ExportAnswer> {
       for (const line of lines) {
         part.push(line);
         bytes += line.length + 1;
@@ -206,9 +218,13 @@ export class AuditQueries {
     };
     for await (const entry of this.merged(this.index, tenantId, query, undefined, fresh, EXPORT_STEP)) {
       step.push(entry);
-      if (step.length >= EXPORT_STEP) yield* flushStep.call(this);
+      if (step.length >= EXPORT_STEP) {
+        startStep();
+        if (reading.length >= EXPORT_AHEAD) yield* emit(await (reading.shift() as Promise<Uint8Array[]>));
+      }
     }
-    if (step.length > 0) yield* flushStep.call(this);
+    if (step.length > 0) startStep();
+    while (reading.length > 0) yield* emit(await (reading.shift() as Promise<Uint8Array[]>));
     if (part.length > 0) yield { data: joinLines(part, bytes), totalCount: part.length };
   }
 

@@ -36,11 +36,22 @@ function readFailed(subject: string, message: string, cause?: unknown): AuditApi
  */
 export function planReads(locations: readonly EventLocation[], mergeBytes: number): RangeRead[] {
   const byObject = new Map<string, { index: number; location: EventLocation }[]>();
+  let previous: EventLocation | undefined;
+  let list: { index: number; location: EventLocation }[] = [];
   locations.forEach((location, index) => {
-    const id = `${location.bucket}\u0000${location.key}\u0000${location.versionId}`;
-    const list = byObject.get(id) ?? [];
+    // Pages run through one object after another: the key is built only when the object changes.
+    const same =
+      previous !== undefined &&
+      previous.key === location.key &&
+      previous.versionId === location.versionId &&
+      previous.bucket === location.bucket;
+    if (!same) {
+      const id = `${location.bucket}\u0000${location.key}\u0000${location.versionId}`;
+      list = byObject.get(id) ?? [];
+      byObject.set(id, list);
+    }
     list.push({ index, location });
-    byObject.set(id, list);
+    previous = location;
   });
   const reads: RangeRead[] = [];
   for (const list of byObject.values()) {
