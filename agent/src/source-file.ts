@@ -43,6 +43,11 @@ export class SourceFile {
     this.#head = Buffer.concat([this.#head, extra]);
   }
 
+  /** The leading bytes read so far, up to min(offset, FINGERPRINT_BYTES) of them. */
+  head(offset: number): Buffer {
+    return this.#head.subarray(0, Math.min(offset, FINGERPRINT_BYTES));
+  }
+
   /** The fingerprint of what a checkpoint at `offset` covers: the first min(offset, FINGERPRINT_BYTES) bytes. */
   fingerprint(offset: number): Fingerprint {
     return fingerprintOf(this.#head.subarray(0, Math.min(offset, FINGERPRINT_BYTES)));

@@ -129,8 +129,8 @@ async function findCopy(path: string, file: SourceFile, position: number): Promi
  * Tails one path by polling: reads to the end, then notices a truncation (copytruncate), a rename + create or a
  * delete + recreate. On a rename the old file is kept open and read to its end before the new one is opened; while
  * the new file is still empty, the old one is read for `rotateGraceMs` more (the writer may not have reopened yet).
- * A truncation is noticed by size or by changed leading bytes (checked every `verifyMs`, so a writer that refilled
- * the file past the read position is noticed too); the rest of the old generation is then read from its copy when
+ * A truncation is noticed by size or by changed leading bytes (checked every `verifyMs`, and after every read, so
+ * a writer that refilled the file past the read position is noticed before its bytes are taken for the old ones); the rest of the old generation is then read from its copy when
  * one is found beside the path, before the truncated file is read from its start.
  */
 export class TailFile implements LineSource {
@@ -186,6 +186,13 @@ export class TailFile implements LineSource {
     } catch (cause) {
       throw unreadable(this.name, cause);
     }
+    if (bytesRead > 0 && !this.#readingCopy && !(await this.#sameGeneration(current))) {
+      // The file was truncated and refilled past our position since the last check: what was just read belongs to
+      // the new generation. Dropped unread; the truncation is handled now, from the position before this read, so
+      // the old generation's rest still comes from its copy (nothing skipped, nothing of the new one read twice).
+      const truncated = await this.#checkTruncated(current);
+      if (truncated) return truncated;
+    }
     if (bytesRead > 0) {
       // Copied out of the reused read buffer: lines keep exactly their bytes alive until Kafka acknowledged them,
       // not a whole read buffer per short read at the file's end.
@@ -198,6 +205,18 @@ export class TailFile implements LineSource {
     }
     if (this.#readingCopy) return this.#switchTo(current, "copytruncate");
     return this.#atEnd(current);
+  }
+
+  /**
+   * Whether the file still starts with the bytes this generation started with, checked after every read: a writer
+   * that truncates and refills faster than `verifyMs` must not have its new bytes read as the old file's rest.
+   */
+  async #sameGeneration(current: OpenFile): Promise<boolean> {
+    const expected = current.file.head(current.position);
+    if (expected.length === 0) return true;
+    const head = Buffer.allocUnsafe(expected.length);
+    const { bytesRead } = await current.handle.read(head, 0, head.length, 0);
+    return bytesRead === head.length && head.equals(expected);
   }
 
   /** A truncation of the current file (smaller than the read position, or other leading bytes), or undefined. */

@@ -1,0 +1,57 @@
+import { afterEach, expect, test } from "bun:test";
+import { appendFileSync, copyFileSync, mkdtempSync, rmSync, truncateSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pino from "pino";
+import type { SourceEvent } from "../src/line-source.ts";
+import { TailFile } from "../src/tail-file.ts";
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+const line = (prefix: string, n: number) => `${prefix}-${String(n).padStart(6, "0")}\n`;
+const lines = (prefix: string, from: number, count: number) =>
+  Array.from({ length: count }, (_, i) => line(prefix, from + i)).join("");
+
+/** Reads events until `stop` says so, collecting the text of data events. */
+async function readUntil(
+  tail: TailFile,
+  stop: (event: SourceEvent) => boolean,
+): Promise<{ text: string; last: SourceEvent }> {
+  let text = "";
+  for (let events = 0; events < 1_000; events++) {
+    const event = await tail.next(4096);
+    if (event.kind === "data") text += event.bytes.toString();
+    if (stop(event)) return { text, last: event };
+  }
+  throw new Error(`no awaited event in 1,000 reads; read so far: ${JSON.stringify(text.slice(-200))}`);
+}
+
+test("copytruncate refilled past the read position before the periodic check: the rest comes from the copy, nothing of the new file is taken for it", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "tail-file-"));
+  dirs.push(dir);
+  const path = join(dir, "audit.jsonl");
+  writeFileSync(path, lines("old", 0, 100));
+  // verifyMs far in the future: only the check after each read can notice the truncation.
+  const tail = await TailFile.open(path, undefined, {
+    rotateGraceMs: 0,
+    verifyMs: 3_600_000,
+    log: pino({ level: "silent" }),
+  });
+  const first = await tail.next(line("old", 0).length * 10);
+  expect(first.kind).toBe("data");
+  const readSoFar = first.kind === "data" ? first.bytes.toString() : "";
+  // The writer goes on, the file is copied and truncated, and the writer refills it past our position at once.
+  appendFileSync(path, lines("old", 100, 100));
+  copyFileSync(path, `${path}.1`);
+  truncateSync(path, 0);
+  appendFileSync(path, lines("new", 0, 300));
+
+  const fromCopy = await readUntil(tail, (event) => event.kind === "switched");
+  expect(fromCopy.last).toMatchObject({ kind: "switched", reason: "copytruncate" });
+  const fromNew = await readUntil(tail, (event) => event.kind === "idle");
+  expect(readSoFar + fromCopy.text).toBe(lines("old", 0, 200));
+  expect(fromNew.text).toBe(lines("new", 0, 300));
+});
