@@ -61,9 +61,12 @@ export async function startEndpoint(config: EndpointConfig, logger: Logger): Pro
       listShards: "endpoint.grpc",
     }),
   );
+  // Elysia listens with SO_REUSEPORT unless told not to: a second process on a taken admin port would start and
+  // share its connections instead of failing.
   const admin = adminApp({ auth, services: deps, backend, callTimeoutMs: config.callTimeoutMs }).listen({
     hostname: config.replica.host,
     port: config.adminPort,
+    reusePort: false,
   });
   const replica = await startReplica({
     profile: ENDPOINT,
