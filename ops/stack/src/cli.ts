@@ -12,6 +12,9 @@ const program = new Command("stack")
 
 const context = () => createContext(process.env, { stateDir: program.opts<{ stateDir?: string }>().stateDir });
 
+/** The first column's width: the longest server name ("kms-audit-consumer") plus a space, at least 16. */
+const nameWidth = (names: string[]) => Math.max(16, ...names.map((name) => name.length + 1));
+
 program
   .command("install [services...]")
   .description("fetch and build the servers (all by default) into the cache, start nothing")
@@ -19,7 +22,8 @@ program
     const ctx = context();
     const took = await installAll(ctx, selectServices(names));
     ctx.progress.stop();
-    for (const [name, s] of took) console.log(`${name.padEnd(16)} ${s}s`);
+    const width = nameWidth(took.map(([name]) => name));
+    for (const [name, s] of took) console.log(`${name.padEnd(width)} ${s}s`);
   });
 
 program
@@ -30,10 +34,11 @@ program
   .action(async (names: string[], options: { kms?: boolean; kmsAudit?: boolean }) => {
     const ctx = context();
     const result = await up(ctx, selectServices(names, options));
-    console.log(`\n${"service".padEnd(16)} ${"install".padStart(8)} ${"start".padStart(8)}`);
+    const width = nameWidth(result.timings.map((t) => t.name));
+    console.log(`\n${"service".padEnd(width)} ${"install".padStart(8)} ${"start".padStart(8)}`);
     for (const t of result.timings) {
       const start = t.alreadyRunning ? "running" : `${t.startSeconds}s`;
-      console.log(`${t.name.padEnd(16)} ${`${t.installSeconds}s`.padStart(8)} ${start.padStart(8)}`);
+      console.log(`${t.name.padEnd(width)} ${`${t.installSeconds}s`.padStart(8)} ${start.padStart(8)}`);
     }
     console.log(`\naddresses: ${result.envFile} (set -a; . ${result.envFile}; set +a)`);
   });
@@ -52,9 +57,10 @@ program
   .description("each server's address and state (the KMS's once started); exits 1 unless all are ready")
   .action(async () => {
     const rows = await status(context());
+    const width = nameWidth(rows.map((row) => row.name));
     for (const row of rows) {
       const pid = row.pid === undefined ? "" : ` (pid ${row.pid})`;
-      console.log(`${row.name.padEnd(16)} ${row.state.padEnd(20)} ${row.address}${pid}`);
+      console.log(`${row.name.padEnd(width)} ${row.state.padEnd(20)} ${row.address}${pid}`);
     }
     if (rows.some((r) => r.state !== "ready")) process.exitCode = 1;
   });
