@@ -22,7 +22,7 @@ program
     const ctx = context();
     const took = await installAll(ctx, selectServices(names));
     ctx.progress.stop();
-    const width = nameWidth(took.map(([name]) => name));
+    const width = nameWidth([...took.keys()]);
     for (const [name, s] of took) console.log(`${name.padEnd(width)} ${s}s`);
   });
 
