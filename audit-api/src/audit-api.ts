@@ -8,6 +8,7 @@ import { SQL } from "bun";
 import type { Logger } from "pino";
 import { AuditQueries } from "./audit-queries.ts";
 import type { AuditApiConfig } from "./config.ts";
+import { AuditApiError } from "./errors.ts";
 import { addReflection } from "./grpc-reflection.ts";
 import { AuditServiceService, auditServiceImplementation } from "./grpc-service.ts";
 import { IndexReader } from "./index-reader.ts";
@@ -78,10 +79,29 @@ export async function startAuditApi(config: AuditApiConfig, options: { logger: L
     s3.destroy();
     throw error;
   }
-  const rest = restApp(auth, queries, config.limits, health).listen({
-    hostname: config.restHost,
-    port: config.restPort,
-  });
+  let rest: ReturnType<ReturnType<typeof restApp>["listen"]>;
+  try {
+    // Elysia listens with SO_REUSEPORT unless told not to: a second replica on a taken port would start and share
+    // its connections instead of failing.
+    rest = restApp(auth, queries, config.limits, health).listen({
+      hostname: config.restHost,
+      port: config.restPort,
+      reusePort: false,
+    });
+  } catch (cause) {
+    grpc.forceShutdown();
+    await tail?.stop();
+    await sql.close();
+    s3.destroy();
+    throw new AuditApiError(
+      "AUDIT_API_LISTEN_FAILED",
+      `cannot listen on ${config.restHost}:${config.restPort} (SVC_AUDIT_REST_PORT): ${(cause as Error).message}`,
+      {
+        subject: "SVC_AUDIT_REST_PORT",
+        cause,
+      },
+    );
+  }
   health.markInitialized();
 
   let resolveDone: () => void = () => {};

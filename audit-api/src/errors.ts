@@ -12,6 +12,8 @@ export const AUDIT_API_ERROR_CODES = [
   "AUDIT_API_INDEX_FAILED",
   /** An object of the index could not be read from S3, or does not hold the line the index names. */
   "AUDIT_API_OBJECT_READ_FAILED",
+  /** The REST port could not be listened on (taken, or not allowed); `subject` names the setting. */
+  "AUDIT_API_LISTEN_FAILED",
 ] as const;
 
 export type AuditApiErrorCode = (typeof AUDIT_API_ERROR_CODES)[number];

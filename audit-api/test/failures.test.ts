@@ -11,7 +11,7 @@ import { ensureIndexSchema } from "@svc/queue-consumer";
 import { randomName, stackEnv } from "@svc/testkit";
 import { SQL } from "bun";
 import { pino } from "pino";
-import { type AuditApi, parseAuditApiConfig, startAuditApi } from "../index.ts";
+import { type AuditApi, AuditApiError, parseAuditApiConfig, startAuditApi } from "../index.ts";
 import {
   AUTH_DISABLED,
   apiEnv,
@@ -228,5 +228,22 @@ test("grpc.health.v1: SERVING for the server and the audit service, NOT_FOUND fo
     watch.cancel();
   } finally {
     client.close();
+  }
+});
+
+test("a taken REST port fails the start with AUDIT_API_LISTEN_FAILED naming SVC_AUDIT_REST_PORT (not shared)", async () => {
+  // The holder allows port sharing, as another replica listening through Elysia's default would.
+  const holder = Bun.serve({ hostname: "127.0.0.1", port: 0, reusePort: true, fetch: () => new Response("other") });
+  try {
+    const error = await start(names.schema, { SVC_AUDIT_REST_PORT: String(holder.port) }).then(
+      () => undefined,
+      (e: unknown) => e as AuditApiError,
+    );
+    expect(error).toBeInstanceOf(AuditApiError);
+    expect(error?.code).toBe("AUDIT_API_LISTEN_FAILED");
+    expect(error?.subject).toBe("SVC_AUDIT_REST_PORT");
+    expect(await (await fetch(`http://127.0.0.1:${holder.port}/health`)).text()).toBe("other");
+  } finally {
+    holder.stop(true);
   }
 });
