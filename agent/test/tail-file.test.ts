@@ -40,18 +40,23 @@ test("copytruncate refilled past the read position before the periodic check: th
     verifyMs: 3_600_000,
     log: pino({ level: "silent" }),
   });
-  const first = await tail.next(line("old", 0).length * 10);
-  expect(first.kind).toBe("data");
-  const readSoFar = first.kind === "data" ? first.bytes.toString() : "";
-  // The writer goes on, the file is copied and truncated, and the writer refills it past our position at once.
-  appendFileSync(path, lines("old", 100, 100));
-  copyFileSync(path, `${path}.1`);
-  truncateSync(path, 0);
-  appendFileSync(path, lines("new", 0, 300));
+  try {
+    const first = await tail.next(line("old", 0).length * 10);
+    expect(first.kind).toBe("data");
+    const readSoFar = first.kind === "data" ? first.bytes.toString() : "";
+    // The writer goes on, the file is copied and truncated, and the writer refills it past our position at once.
+    appendFileSync(path, lines("old", 100, 100));
+    copyFileSync(path, `${path}.1`);
+    truncateSync(path, 0);
+    appendFileSync(path, lines("new", 0, 300));
 
-  const fromCopy = await readUntil(tail, (event) => event.kind === "switched");
-  expect(fromCopy.last).toMatchObject({ kind: "switched", reason: "copytruncate" });
-  const fromNew = await readUntil(tail, (event) => event.kind === "idle");
-  expect(readSoFar + fromCopy.text).toBe(lines("old", 0, 200));
-  expect(fromNew.text).toBe(lines("new", 0, 300));
+    const fromCopy = await readUntil(tail, (event) => event.kind === "switched");
+    expect(fromCopy.last).toMatchObject({ kind: "switched", reason: "copytruncate" });
+    const fromNew = await readUntil(tail, (event) => event.kind === "idle");
+    expect(readSoFar + fromCopy.text).toBe(lines("old", 0, 200));
+    expect(fromNew.text).toBe(lines("new", 0, 300));
+  } finally {
+    // Closed explicitly: a handle left to the garbage collector fails whatever test runs when it is collected.
+    await tail.close();
+  }
 });
