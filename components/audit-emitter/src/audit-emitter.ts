@@ -1,6 +1,6 @@
+import { encodeRecord } from "@svc/audit-record";
 import { type Logger, pino } from "pino";
 import type { EmitterConfig, FailMode } from "./config.ts";
-import { encodeLine } from "./encode-line.ts";
 import { AuditEmitterError } from "./errors.ts";
 import { FileTarget } from "./file-target.ts";
 import { JsonlSink } from "./jsonl-sink.ts";
@@ -141,7 +141,7 @@ export function createAuditEmitter(config: EmitterConfig, options: AuditEmitterO
     const { attributes, dropped, redacted } = sanitizeAttributes(input.attributes);
     counters.attributesDropped += dropped;
     counters.valuesRedacted += redacted;
-    return encodeLine({
+    return encodeRecord({
       id: Bun.randomUUIDv7(),
       time: input.time.toISOString(),
       source: config.source,

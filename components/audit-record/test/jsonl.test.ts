@@ -31,6 +31,21 @@ test("a record encodes to one newline-terminated JSON line and parses back equal
   expect(parseRecordLine(line.trimEnd())).toEqual(record);
 });
 
+test("the line is the record's JSON as given, with attributes or without", () => {
+  expect(encodeRecord(record)).toBe(`${JSON.stringify(record)}\n`);
+  const withAttributes = { ...record, attributes: { version: "3" } };
+  expect(encodeRecord(withAttributes)).toBe(`${JSON.stringify(withAttributes)}\n`);
+});
+
+test.each<[string, unknown, string]>([
+  ["a bad time", { ...record, time: "yesterday" }, "/time"],
+  ["an unknown field", { ...record, extra: "x" }, "/extra"],
+  ["a negative duration", { ...record, duration_ms: -1 }, "/duration_ms"],
+  ["a sensitive attribute name", { ...record, attributes: { password: "x" } }, "/attributes/password"],
+])("encoding %s is refused with the error naming the field", (_, value, subject) => {
+  expect(errorOf(() => encodeRecord(value as AuditRecord)).subject).toBe(subject);
+});
+
 test("JSONL content parses line by line, skipping blank lines", () => {
   const second = { ...record, id: "second", result: "PERMISSION_DENIED" };
   const content = `${encodeRecord(record)}\n${encodeRecord(second)}`;
