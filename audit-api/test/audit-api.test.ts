@@ -21,7 +21,15 @@ import { issueToken } from "@svc/token";
 import { SQL } from "bun";
 import { pino } from "pino";
 import { type AuditApi, parseAuditApiConfig, startAuditApi } from "../index.ts";
-import { byTimeThenId, sealBatch, storageNames, storeBatch, type TestRecord, testS3 } from "./support/stored-data.ts";
+import {
+  apiEnv,
+  byTimeThenId,
+  sealBatch,
+  storageNames,
+  storeBatch,
+  type TestRecord,
+  testS3,
+} from "./support/stored-data.ts";
 
 const names = storageNames("main");
 const OTHER_TENANT = "other-tenant";
@@ -56,29 +64,6 @@ function record(i: number, tenantId: string, timeMs: number): TestRecord {
   };
 }
 
-function apiEnv(extra: Record<string, string> = {}): Record<string, string> {
-  const stack = stackEnv();
-  return {
-    SVC_AUDIT_HOST_PORT: "0",
-    SVC_AUDIT_GRPC_HOST: "127.0.0.1",
-    SVC_AUDIT_REST_PORT: "0",
-    SVC_AUDIT_REST_HOST: "127.0.0.1",
-    SVC_AUDIT_PG_URL: stack.postgresUrl,
-    SVC_AUDIT_INDEX_SCHEMA: names.schema,
-    SVC_AUDIT_S3_ENDPOINT: stack.s3.endpoint,
-    SVC_AUDIT_S3_REGION: stack.s3.region,
-    SVC_AUDIT_S3_ACCESS_KEY: stack.s3.accessKeyId,
-    SVC_AUDIT_S3_SECRET_KEY: stack.s3.secretAccessKey,
-    SVC_AUDIT_API_PAGE_TOKEN_KEY: "test-page-token-key-0123456789abcdef",
-    SVC_AUDIT_API_MAX_PAGE_SIZE: "100",
-    SVC_AUDIT_API_MAX_EXPORT_EVENTS: "200",
-    SVC_AUDIT_API_RANGE_MERGE_BYTES: "256",
-    SVC_AUTH_ISSUER: realm.issuer,
-    SVC_AUDIT_LOG_LEVEL: "silent",
-    ...extra,
-  };
-}
-
 async function bearer(user: string, scope?: string): Promise<string> {
   const { url, realm: name, clientId, userPassword } = realm.seed;
   return `Bearer ${(await issueToken({ url, realm: name, clientId }, { user, password: userPassword, scope })).access_token}`;
@@ -106,7 +91,14 @@ beforeAll(async () => {
     await storeBatch(sql, s3, names, sealBatch(names.topic, p, BigInt(half), part.slice(half)));
   }
   mine.sort(byTimeThenId);
-  const config = parseAuditApiConfig(apiEnv());
+  const config = parseAuditApiConfig(
+    apiEnv(names.schema, {
+      SVC_AUDIT_API_MAX_PAGE_SIZE: "100",
+      SVC_AUDIT_API_MAX_EXPORT_EVENTS: "200",
+      SVC_AUDIT_API_RANGE_MERGE_BYTES: "256",
+      SVC_AUTH_ISSUER: realm.issuer,
+    }),
+  );
   api = await startAuditApi(config, { logger: pino({ level: "silent" }) });
   replica = await startAuditApi(config, { logger: pino({ level: "silent" }) });
   fullAuth = await bearer("security", "audit:read audit:export");
