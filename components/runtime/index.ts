@@ -1,4 +1,11 @@
 export { abortableSleep } from "./src/abortable-sleep.ts";
+export {
+  ModelStoreEnv,
+  parseAddressList,
+  type S3Settings,
+  ShardObjectsEnv,
+  shardObjectsSettings,
+} from "./src/components-env.ts";
 export { RUNTIME_ERROR_CODES, RuntimeError, type RuntimeErrorCode } from "./src/errors.ts";
 export { grpcStatusOf } from "./src/grpc-status.ts";
 export { ensureModelTables, tableOf } from "./src/model-tables.ts";

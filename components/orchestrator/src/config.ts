@@ -1,5 +1,5 @@
 import { Type } from "@sinclair/typebox";
-import { parseEnv, parseReplicaConfig, type ReplicaConfig } from "@svc/component-runtime";
+import { ModelStoreEnv, parseEnv, parseReplicaConfig, type ReplicaConfig } from "@svc/component-runtime";
 import { ORCHESTRATOR } from "./profile.ts";
 
 /** gRPC port of the orchestrator (the spec names none; ours, beside endpoint's 50050 and audit's 50052). */
@@ -7,8 +7,7 @@ export const ORCHESTRATOR_GRPC_PORT = 50061;
 
 /** The orchestrator's own settings; the replica's shared ones are `ReplicaEnvSchema` (@svc/component-runtime). */
 export const OrchestratorEnvSchema = Type.Object({
-  SVC_COMPONENTS_PG_URL: Type.String({ pattern: "^postgres(ql)?://", description: "PostgreSQL of the model" }),
-  SVC_COMPONENTS_PG_SCHEMA: Type.String({ pattern: "^[a-z_][a-z0-9_]{0,62}$", default: "svc_components" }),
+  ...ModelStoreEnv,
   SVC_ORCHESTRATOR_TICK_MS: Type.Integer({ minimum: 50, maximum: 60_000, default: 1_000, description: "supervision" }),
   SVC_ORCHESTRATOR_NODE_TIMEOUT_MS: Type.Integer({
     minimum: 100,

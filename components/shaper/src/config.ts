@@ -1,5 +1,5 @@
 import { Type } from "@sinclair/typebox";
-import { parseEnv, parseReplicaConfig, type ReplicaConfig } from "@svc/component-runtime";
+import { ModelStoreEnv, parseEnv, parseReplicaConfig, type ReplicaConfig } from "@svc/component-runtime";
 import { SHAPER, SHAPER_TERMINATION_GRACE_SECONDS } from "./profile.ts";
 
 /** gRPC port of the shaper (the spec names none; ours). */
@@ -7,8 +7,7 @@ export const SHAPER_GRPC_PORT = 50064;
 
 /** The shaper's own settings; the replica's shared ones are `ReplicaEnvSchema` (@svc/component-runtime). */
 export const ShaperEnvSchema = Type.Object({
-  SVC_COMPONENTS_PG_URL: Type.String({ pattern: "^postgres(ql)?://", description: "PostgreSQL of the model" }),
-  SVC_COMPONENTS_PG_SCHEMA: Type.String({ pattern: "^[a-z_][a-z0-9_]{0,62}$", default: "svc_components" }),
+  ...ModelStoreEnv,
   SVC_SHAPER_TERMINATION_GRACE_SECONDS: Type.Integer({
     minimum: 1,
     maximum: 3_600,
