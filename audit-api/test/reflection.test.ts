@@ -1,16 +1,13 @@
 /**
  * gRPC server reflection: the audit service found and called with no proto file, as grpcurl does it — the
- * reflection protocol (`grpc.reflection.v1`) by hand, and grpcurl itself (installed from the Go module proxy into
- * ~/.cache/svc-ops/bin when Go is there; skipped with a message otherwise). Real Keycloak tokens, real stack.
+ * reflection protocol (`grpc.reflection.v1`) by hand, and grpcurl itself (pinned in ops/tools/grpcurl, built into
+ * the tool cache on first use like the stack's servers). Real Keycloak tokens, real stack.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { existsSync } from "node:fs";
-import { homedir } from "node:os";
-import { join } from "node:path";
 import type { S3Client } from "@aws-sdk/client-s3";
 import { Metadata, type ServiceError, status } from "@grpc/grpc-js";
 import { ensureIndexSchema } from "@svc/queue-consumer";
-import { type SeededRealm, seedTestRealm, stackEnv } from "@svc/testkit";
+import { ensureTool, type SeededRealm, seedTestRealm, stackEnv } from "@svc/testkit";
 import { issueToken } from "@svc/token";
 import { SQL } from "bun";
 import { pino } from "pino";
@@ -29,9 +26,6 @@ import {
   testS3,
 } from "./support/stored-data.ts";
 
-const GRPCURL_VERSION = "v1.9.3";
-const GRPCURL = join(homedir(), ".cache/svc-ops/bin/grpcurl");
-const GO = Bun.which("go");
 const names = storageNames("refl");
 const T0 = Date.parse("2026-06-02T12:00:00Z");
 const RANGE = { start_time: "2026-06-02T00:00:00+09:00", end_time: "2026-06-03T00:00:00Z" };
@@ -153,18 +147,6 @@ test("list_events and export_events called through reflected descriptors only", 
   }
 });
 
-/** grpcurl from ~/.cache/svc-ops/bin, installed there from the Go module proxy the first time (idempotent). */
-async function grpcurlBinary(): Promise<string> {
-  if (existsSync(GRPCURL)) return GRPCURL;
-  const install = Bun.spawn(["go", "install", `github.com/fullstorydev/grpcurl/cmd/grpcurl@${GRPCURL_VERSION}`], {
-    env: { ...process.env, GOBIN: join(homedir(), ".cache/svc-ops/bin") },
-    stdout: "inherit",
-    stderr: "inherit",
-  });
-  if ((await install.exited) !== 0 || !existsSync(GRPCURL)) throw new Error("go install grpcurl failed");
-  return GRPCURL;
-}
-
 /** A child process run without blocking this one (the API under test answers from this event loop). */
 async function run(command: string[]) {
   const proc = Bun.spawn(command, { stdout: "pipe", stderr: "pipe" });
@@ -176,37 +158,29 @@ async function run(command: string[]) {
   return { stdout, stderr, exitCode };
 }
 
-if (!GO && !existsSync(GRPCURL)) {
-  console.warn(`reflection.test.ts: grpcurl test skipped: no ${GRPCURL} and no Go toolchain to install it`);
-}
-
-test.skipIf(!GO && !existsSync(GRPCURL))(
-  "grpcurl, with no proto file: list, then list_events exactly as the spec shows the call",
-  async () => {
-    const grpcurl = await grpcurlBinary();
-    const address = `127.0.0.1:${api.grpcPort}`;
-    const listed = await run([grpcurl, "-plaintext", address, "list"]);
-    expect(listed.exitCode).toBe(0);
-    expect(listed.stdout).toContain("audit.v2.AuditService");
-    const call = await run([
-      grpcurl,
-      "-plaintext",
-      "-H",
-      `x-tenant-id: ${tenant}`,
-      "-H",
-      `authorization: ${bearer}`,
-      "-d",
-      JSON.stringify({ header: { id: "g1" }, ...RANGE, page_size: 3 }),
-      address,
-      "audit.v2.AuditService/list_events",
-    ]);
-    expect(call.stderr).toBe("");
-    expect(call.exitCode).toBe(0);
-    // proto3 JSON: an int64 is a string, names are the json_name (lowerCamel) as from any protoc-built server.
-    const answer = JSON.parse(call.stdout) as { totalCount: string; events: { id: string; claimedTenantId: string }[] };
-    expect(answer.totalCount).toBe(String(mine.length));
-    expect(answer.events[0]?.claimedTenantId).toBe(tenant);
-    expect(answer.events.map((e) => e.id)).toEqual(mine.slice(0, 3).map((r) => r.id));
-  },
-  300_000,
-);
+test("grpcurl, with no proto file: list, then list_events exactly as the spec shows the call", async () => {
+  const grpcurl = await ensureTool("grpcurl"); // pinned in ops/tools/grpcurl, built on first use
+  const address = `127.0.0.1:${api.grpcPort}`;
+  const listed = await run([grpcurl, "-plaintext", address, "list"]);
+  expect(listed.exitCode).toBe(0);
+  expect(listed.stdout).toContain("audit.v2.AuditService");
+  const call = await run([
+    grpcurl,
+    "-plaintext",
+    "-H",
+    `x-tenant-id: ${tenant}`,
+    "-H",
+    `authorization: ${bearer}`,
+    "-d",
+    JSON.stringify({ header: { id: "g1" }, ...RANGE, page_size: 3 }),
+    address,
+    "audit.v2.AuditService/list_events",
+  ]);
+  expect(call.stderr).toBe("");
+  expect(call.exitCode).toBe(0);
+  // proto3 JSON: an int64 is a string, names are the json_name (lowerCamel) as from any protoc-built server.
+  const answer = JSON.parse(call.stdout) as { totalCount: string; events: { id: string; claimedTenantId: string }[] };
+  expect(answer.totalCount).toBe(String(mine.length));
+  expect(answer.events[0]?.claimedTenantId).toBe(tenant);
+  expect(answer.events.map((e) => e.id)).toEqual(mine.slice(0, 3).map((r) => r.id));
+}, 300_000);

@@ -1,4 +1,5 @@
 import { existsSync } from "node:fs";
+import { ensureDebianPackages } from "@svc/stack";
 import { BenchError } from "./errors.ts";
 
 /** The peers the bench measures ours against: kcat (the limit) and rsyslog's imfile → omkafka (the usual shipper). */
@@ -27,16 +28,6 @@ function missingOf(found: Partial<PeerTools>): string[] {
   if (!found.rsyslogd) missing.push("rsyslog");
   if (!found.rsyslogModules) missing.push("rsyslog-kafka");
   return missing;
-}
-
-async function run(argv: string[], env: Record<string, string>): Promise<{ code: number; output: string }> {
-  const proc = Bun.spawn(argv, { env: { ...process.env, ...env }, stdout: "pipe", stderr: "pipe" });
-  const [out, err, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
-  return { code, output: `${out}${err}`.trim() };
 }
 
 export interface EnsurePeersOptions {
@@ -70,17 +61,12 @@ export async function ensurePeers(options: EnsurePeersOptions = {}): Promise<Pee
     );
   }
   log(`bench: installing the peer tools (${missing.join(", ")}): ${manual}`);
-  const env = { DEBIAN_FRONTEND: "noninteractive" };
-  let result = await run(["apt-get", "install", "-y", "--no-install-recommends", ...PACKAGES], env);
-  if (result.code !== 0) {
-    log("bench: apt-get install failed; refreshing the package lists once (apt-get update)");
-    const update = await run(["apt-get", "update"], env);
-    if (update.code === 0)
-      result = await run(["apt-get", "install", "-y", "--no-install-recommends", ...PACKAGES], env);
-  }
-  if (result.code !== 0) {
-    throw new BenchError("BENCH_PEER_INSTALL_FAILED", `${manual} failed (exit ${result.code}):\n${result.output}`, {
+  try {
+    await ensureDebianPackages([...PACKAGES]);
+  } catch (cause) {
+    throw new BenchError("BENCH_PEER_INSTALL_FAILED", `${manual} failed: ${(cause as Error).message}`, {
       subject: PACKAGES.join(","),
+      cause,
     });
   }
   found = findPeers();

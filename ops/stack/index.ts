@@ -5,4 +5,5 @@ export { STACK_ERROR_CODES, StackAggregateError, StackError, type StackErrorCode
 export { freePort } from "./src/free-port.ts";
 export { createProgress, silentProgress } from "./src/progress.ts";
 export { down, killAllNow, readEnvFile, type StackUp, status, up } from "./src/stack.ts";
+export { ensureDebianPackages, ensureTool, type ToolName, type ToolOptions } from "./src/tools.ts";
 export { VERSIONS } from "./src/versions.ts";

@@ -3,9 +3,8 @@
 // graceful handovers (SIGTERM), and simultaneous starts. Two processes per run, a namespace of their own.
 // Goals (issue 9): p50 and max ≤ 7 s for 6/4/1 and ≤ 17 s for 15/10/2; handover ≤ 1 s; 0 ms of two leaders serving.
 import { loadKubeConfig } from "@svc/kube";
-import { createTestNamespace, leaseName, stackEnv } from "@svc/testkit";
+import { createTestNamespace, ensureTool, leaseName, stackEnv } from "@svc/testkit";
 import { DemoReplica, driveTraffic, overlappingService } from "../test/support/demo-replica.ts";
-import { ensureLeaderPeer } from "./go-peer.ts";
 
 interface Line {
   event?: string;
@@ -268,7 +267,9 @@ async function races(rounds: number, kubeconfig: string): Promise<{ rounds: numb
 
 const args = parseArgs(process.argv.slice(2));
 const kubeconfig = stackEnv().kubeconfig;
-const peer = args.impls.includes("client-go") ? await ensureLeaderPeer(log) : undefined;
+if (args.impls.includes("client-go"))
+  log("bench:failover: the client-go peer (ops/tools/leader-peer; built on first use)");
+const peer = args.impls.includes("client-go") ? await ensureTool("leader-peer") : undefined;
 log(`bench:failover: ${args.kills} kill -9 and ${args.handovers} SIGTERM handovers per row, ${args.races} races`);
 const rows: Row[] = [];
 for (const timings of args.timings) {

@@ -1,31 +1,16 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { waitFor } from "@svc/common";
-import { leaseName, stackEnv } from "@svc/testkit";
+import { ensureTool, leaseName, stackEnv } from "@svc/testkit";
 import type { DemoReplica } from "./support/demo-replica.ts";
 import { k8sHarness, leaderOf } from "./support/k8s-harness.ts";
 
 // Followers whose wall clocks are 30 s ahead and 30 s behind (libfaketime, Debian package `faketime`). Expiry is
 // judged on each process's own monotonic clock since it saw the Lease change, so neither takes over early.
 
-function ensureFaketime(): string {
-  const found = Bun.which("faketime");
-  if (found) return found;
-  for (const args of [
-    ["apt-get", "update", "-qq"],
-    ["apt-get", "install", "-y", "-qq", "faketime"],
-  ]) {
-    const result = Bun.spawnSync(args, { stdout: "ignore", stderr: "pipe" });
-    if (result.exitCode !== 0) throw new Error(`${args.join(" ")} failed: ${result.stderr.toString()}`);
-  }
-  const installed = Bun.which("faketime");
-  if (!installed) throw new Error("faketime is not on PATH after apt-get install faketime");
-  return installed;
-}
-
 let faketime: string;
 let h: Awaited<ReturnType<typeof k8sHarness>>;
 beforeAll(async () => {
-  faketime = ensureFaketime();
+  faketime = await ensureTool("faketime");
   h = await k8sHarness(stackEnv().kubeconfig, "skew");
 }, 120_000);
 afterAll(() => h.remove());

@@ -41,16 +41,30 @@ export function hashFiles(paths: string[]): string {
   return hasher.digest("hex").slice(0, 12);
 }
 
+/** A Go command built from a pinned module in ops/tools/<name>. */
+export interface GoTool {
+  name: string;
+  moduleDir: string;
+  pkg: string;
+  /** The module's own source files besides go.mod and go.sum (a peer with a main.go); part of the cache key. */
+  sources?: string[];
+}
+
+/** The cache key of a Go tool: its go.mod, go.sum and own sources; a change to any of them builds it again. */
+export function goToolKey(tool: GoTool): string {
+  return hashFiles(["go.mod", "go.sum", ...(tool.sources ?? [])].map((file) => join(tool.moduleDir, file)));
+}
+
 /**
  * Builds a Go command from a pinned wrapper module in ops/tools/<name> into the cache, keyed by the hash of the
- * module's go.mod and go.sum. Progress: packages compiled of the command's dependency count.
+ * module's go.mod, go.sum and own sources. Progress: packages compiled of the command's dependency count.
  */
 export async function ensureGoBinary(
   ctx: Pick<StackContext, "cacheDir" | "env">,
   task: ProgressTask,
-  tool: { name: string; moduleDir: string; pkg: string },
+  tool: GoTool,
 ): Promise<string> {
-  const key = hashFiles([join(tool.moduleDir, "go.mod"), join(tool.moduleDir, "go.sum")]);
+  const key = goToolKey(tool);
   const binDir = join(ctx.cacheDir, "bin");
   const target = join(binDir, `${tool.name}-${key}`);
   if (existsSync(target)) return target;
