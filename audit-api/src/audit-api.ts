@@ -65,6 +65,12 @@ export async function startAuditApi(config: AuditApiConfig, options: { logger: L
     tail?.store,
   );
   const health = new HealthState("audit", process.env.HOSTNAME ?? "audit-api", "active");
+  /** The clients opened above: closed on a failed start and at the end of a stop. */
+  const closeClients = async () => {
+    await tail?.stop();
+    await sql.close();
+    s3.destroy();
+  };
 
   const grpc = new Server();
   grpc.addService(AuditServiceService, auditServiceImplementation(auth, queries, config.limits));
@@ -74,9 +80,7 @@ export async function startAuditApi(config: AuditApiConfig, options: { logger: L
   try {
     grpcPort = await bindGrpc(grpc, `${config.grpcHost}:${config.grpcPort}`);
   } catch (error) {
-    await tail?.stop();
-    await sql.close();
-    s3.destroy();
+    await closeClients();
     throw error;
   }
   let rest: ReturnType<ReturnType<typeof restApp>["listen"]>;
@@ -90,9 +94,7 @@ export async function startAuditApi(config: AuditApiConfig, options: { logger: L
     });
   } catch (cause) {
     grpc.forceShutdown();
-    await tail?.stop();
-    await sql.close();
-    s3.destroy();
+    await closeClients();
     throw new AuditApiError(
       "AUDIT_API_LISTEN_FAILED",
       `cannot listen on ${config.restHost}:${config.restPort} (SVC_AUDIT_REST_PORT): ${(cause as Error).message}`,
@@ -117,9 +119,7 @@ export async function startAuditApi(config: AuditApiConfig, options: { logger: L
       const timeout = new Promise<void>((resolve) => setTimeout(resolve, 5_000).unref());
       await Promise.race([graceful, timeout]);
       grpc.forceShutdown();
-      await tail?.stop();
-      await sql.close();
-      s3.destroy();
+      await closeClients();
       logger.info({}, "audit api stopped");
       resolveDone();
     })();
