@@ -34,7 +34,15 @@ export {
   type AuthRefusalCode,
   isAuthError,
 } from "./src/errors.ts";
-export { authorizeService, callerOf, HANDLER_FAILED_STATUS, withAuth } from "./src/grpc-interceptor.ts";
+export {
+  type AnyServerCall,
+  type AuthRefusal,
+  type AuthWrapperOptions,
+  authorizeService,
+  callerOf,
+  HANDLER_FAILED_STATUS,
+  withAuth,
+} from "./src/grpc-interceptor.ts";
 export {
   createKeySource,
   type KeySource,

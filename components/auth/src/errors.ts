@@ -1,4 +1,5 @@
 import { SvcError } from "@svc/common";
+import type { Caller } from "./caller.ts";
 
 /** Stable codes of every refusal the auth module produces. Tests and callers branch on these, never on messages. */
 export const AUTH_ERROR_CODES = [
@@ -52,12 +53,19 @@ export type AuthRefusalCode = keyof typeof KIND_OF;
 /** A refused request. `kind` decides the transport status; `code` is stable; the message never holds the token. */
 export class AuthError extends SvcError<AuthRefusalCode> {
   readonly kind: AuthErrorKind;
+  /** The verified caller the policy refused (`authorize`); undefined when no caller was established. */
+  readonly caller: Caller | undefined;
 
   /** `subject`: the claim or header at fault, when there is one (`aud`, `tenant_id`, `x-tenant-id`, ...). */
-  constructor(code: AuthRefusalCode, message: string, options: { subject?: string; cause?: unknown } = {}) {
+  constructor(
+    code: AuthRefusalCode,
+    message: string,
+    options: { subject?: string; cause?: unknown; caller?: Caller } = {},
+  ) {
     // A retry can succeed only when the IdP was unreachable; a refused token stays refused.
-    super(code, message, { ...options, canRetry: KIND_OF[code] === "unavailable" });
+    super(code, message, { subject: options.subject, cause: options.cause, canRetry: KIND_OF[code] === "unavailable" });
     this.kind = KIND_OF[code];
+    this.caller = options.caller;
   }
 }
 

@@ -13,6 +13,7 @@ import {
 import type { AuthCore, AuthRequest } from "./auth-core.ts";
 import { AUTHORIZATION_HEADER, TENANT_HEADER } from "./auth-headers.ts";
 import type { Caller } from "./caller.ts";
+import { type AuthError, isAuthError } from "./errors.ts";
 import type { Operation } from "./policy.ts";
 import { authErrorStatus } from "./transport-errors.ts";
 
@@ -20,16 +21,32 @@ import { authErrorStatus } from "./transport-errors.ts";
  * gRPC adapter: a handler wrapper rather than a grpc-js `ServerInterceptor`, because an interceptor cannot hand an
  * object to the handler (the handler's `call` is a different object from the interceptor's), while a wrapper can:
  * it checks the call's metadata with the core, records the caller for `callerOf(call)`, then runs the handler.
- * Refusals end the call with UNAUTHENTICATED / PERMISSION_DENIED / UNAVAILABLE before the handler runs. A handler
+ * Refusals end the call with UNAUTHENTICATED / PERMISSION_DENIED / UNAVAILABLE before the handler runs (after the
+ * `onRefused` hook, for a service that records its refusals). A handler
  * that throws or returns a rejected promise ends the call with INTERNAL "handler failed" (logged, never the token),
  * since it runs inside a promise callback where grpc-js's own catch (UNKNOWN) cannot see it.
  */
 
-type AnyServerCall =
+export type AnyServerCall =
   | ServerUnaryCall<unknown, unknown>
   | ServerReadableStream<unknown, unknown>
   | ServerWritableStream<unknown, unknown>
   | ServerDuplexStream<unknown, unknown>;
+
+/** A refused call as `onRefused` sees it; `error.caller` is the verified caller when the policy refused it. */
+export interface AuthRefusal {
+  error: AuthError;
+  call: AnyServerCall;
+  operation: Operation;
+}
+
+export interface AuthWrapperOptions {
+  /**
+   * Runs on each refusal before it is answered, and is awaited: a service that must record its refusals (the KMS's
+   * permission-denied events) does it here. A hook that fails is logged; the refusal is answered all the same.
+   */
+  onRefused?: (refusal: AuthRefusal) => Promise<void> | void;
+}
 
 const callers = new WeakMap<object, Caller>();
 
@@ -76,13 +93,24 @@ export function withAuth(
   operation: Operation,
   handler: UntypedHandleCall,
   shape: { requestStream: boolean; responseStream: boolean } = { requestStream: false, responseStream: false },
+  options: AuthWrapperOptions = {},
 ): UntypedHandleCall {
   const fn = handler as (call: AnyServerCall, callback?: sendUnaryData<unknown>) => unknown;
+  const reason = (error: unknown) => (error instanceof Error ? `${error.name}: ${error.message}` : String(error));
   const logFailure = (error: unknown, answered: boolean) =>
-    core.logger.error(
-      { operation, reason: error instanceof Error ? `${error.name}: ${error.message}` : String(error), answered },
-      "grpc: handler failed",
-    );
+    core.logger.error({ operation, reason: reason(error), answered }, "grpc: handler failed");
+  const { onRefused } = options;
+  /** Answers a refusal with `answer`, after the `onRefused` hook when there is one. */
+  const refuse = (call: AnyServerCall, error: unknown, answer: () => void): void => {
+    if (!onRefused || !isAuthError(error)) {
+      answer();
+      return;
+    }
+    Promise.resolve()
+      .then(() => onRefused({ error, call, operation }))
+      .catch((cause: unknown) => core.logger.error({ operation, reason: reason(cause) }, "grpc: onRefused failed"))
+      .finally(answer);
+  };
   if (!shape.responseStream) {
     // unary and client-streaming: refuse through the callback
     return ((call: AnyServerCall, callback: sendUnaryData<unknown>) => {
@@ -103,7 +131,7 @@ export function withAuth(
             },
           );
         },
-        (error: unknown) => callback(authErrorStatus(error)),
+        (error: unknown) => refuse(call, error, () => callback(authErrorStatus(error))),
       );
     }) as UntypedHandleCall;
   }
@@ -120,7 +148,7 @@ export function withAuth(
           },
         );
       },
-      (error: unknown) => call.emit("error", authErrorStatus(error)),
+      (error: unknown) => refuse(call, error, () => call.emit("error", authErrorStatus(error))),
     );
   }) as UntypedHandleCall;
 }
@@ -135,6 +163,7 @@ export function authorizeService(
   definition: ServiceDefinition,
   implementation: UntypedServiceImplementation,
   operations: Readonly<Record<string, Operation>>,
+  options: AuthWrapperOptions = {},
 ): UntypedServiceImplementation {
   const wrapped: UntypedServiceImplementation = {};
   for (const [method, spec] of Object.entries(definition)) {
@@ -142,7 +171,7 @@ export function authorizeService(
     if (!handler) continue;
     const operation = operations[method];
     if (!operation) throw new Error(`authorizeService: method ${method} has no operation in the auth map`);
-    wrapped[method] = withAuth(core, operation, handler, spec);
+    wrapped[method] = withAuth(core, operation, handler, spec, options);
   }
   for (const method of Object.keys(operations)) {
     if (!(method in definition)) throw new Error(`authorizeService: ${method} is not a method of the service`);

@@ -42,12 +42,14 @@ export function authorize(caller: Caller, operation: Operation): void {
   if (!requirement.anyRole.some((role) => caller.roles.includes(role))) {
     throw new AuthError("AUTH_PERMISSION_DENIED", `${operation} requires role ${requirement.anyRole.join(" or ")}`, {
       subject: "realm_access.roles",
+      caller,
     });
   }
   const missing = requirement.allScopes.filter((scope) => !caller.scopes.includes(scope));
   if (missing.length > 0) {
     throw new AuthError("AUTH_PERMISSION_DENIED", `${operation} requires scope ${missing.join(" ")}`, {
       subject: "scope",
+      caller,
     });
   }
 }

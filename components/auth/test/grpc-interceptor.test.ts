@@ -482,3 +482,67 @@ test("a handler that throws or rejects ends the call with INTERNAL `handler fail
     server.forceShutdown();
   }
 });
+
+test("onRefused sees each refusal before it is answered, with the caller the policy refused; a failing hook still answers", async () => {
+  const refusals: { code: string; principal: string | undefined; operation: string; path: string }[] = [];
+  let failHook = false;
+  const captured = captureLogger();
+  const own = createAuthCore({ config: testConfig(idp), logger: captured.logger });
+  const server = new Server();
+  server.addService(
+    definition,
+    authorizeService(
+      own,
+      definition,
+      implementation,
+      { list_events: "audit.list", export_events: "audit.export" },
+      {
+        onRefused: async ({ error, call, operation }) => {
+          await Bun.sleep(20); // an answer sent before the hook finished would reach the client first
+          refusals.push({ code: error.code, principal: error.caller?.principalId, operation, path: call.getPath() });
+          if (failHook) throw new Error("record lost");
+        },
+      },
+    ),
+  );
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (error, bound) =>
+      error ? reject(error) : resolve(bound),
+    ),
+  );
+  const Ctor = makeGenericClientConstructor(definition, "AuditService");
+  const client = new Ctor(`127.0.0.1:${port}`, credentials.createInsecure()) as unknown as ClientWith;
+  try {
+    const allowed = await mint(idp, { claims: { ...securityClaims, principal_id: "sec-ok" } });
+    expect((await unary(client, metadata(allowed, "tenant-a"))).error).toBeNull();
+    expect(refusals).toEqual([]);
+
+    const noScope = await mint(idp, { claims: { realm_access: { roles: ["security"] }, principal_id: "sec-2" } });
+    const denied = await unary(client, metadata(noScope, "tenant-a"));
+    expect(denied.error?.code).toBe(status.PERMISSION_DENIED);
+    expect(refusals).toEqual([
+      {
+        code: "AUTH_PERMISSION_DENIED",
+        principal: "sec-2",
+        operation: "audit.list",
+        path: "/test.AuditService/list_events",
+      },
+    ]);
+    const lister = await mint(idp, { claims: { realm_access: { roles: ["audit-only"] }, scope: "audit:read" } });
+    expect((await streamed(client, metadata(lister, "tenant-a"))).error?.code).toBe(status.PERMISSION_DENIED);
+    expect(refusals.at(-1)).toMatchObject({ code: "AUTH_PERMISSION_DENIED", operation: "audit.export" });
+    // refused before a caller was established: no caller on the error
+    const missing = await unary(client, metadata(undefined, "tenant-a"));
+    expect(missing.error?.code).toBe(status.UNAUTHENTICATED);
+    expect(refusals.at(-1)).toMatchObject({ code: "AUTH_TOKEN_MISSING", principal: undefined });
+
+    failHook = true;
+    const stillDenied = await unary(client, metadata(noScope, "tenant-a"));
+    expect(stillDenied.error?.metadata.get("x-auth-error-code")).toEqual(["AUTH_PERMISSION_DENIED"]);
+    expect(captured.text()).toContain("grpc: onRefused failed");
+    expect(refusals.length).toBe(4);
+  } finally {
+    client.close();
+    server.forceShutdown();
+  }
+});

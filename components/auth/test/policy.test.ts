@@ -32,6 +32,12 @@ test("a security token without audit:read may not list audit events", () => {
   expect(error?.message).toContain("audit:read");
 });
 
+test("a refusal carries the caller it refused (a missing role or a missing scope)", () => {
+  const who = caller(["security"], ["openid"]);
+  expect(denied(who, "audit.list").caller).toBe(who);
+  expect(denied(who, "kms.keys.manage").caller).toBe(who);
+});
+
 test("security with audit:read may list; audit-only with audit:read may list", () => {
   expect(authorize(caller(["security"], ["audit:read"]), "audit.list")).toBeUndefined();
   expect(authorize(caller(["audit-only"], ["audit:read"]), "audit.list")).toBeUndefined();

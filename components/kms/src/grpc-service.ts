@@ -1,14 +1,6 @@
 import type { Metadata, ServerUnaryCall, sendUnaryData, UntypedServiceImplementation } from "@grpc/grpc-js";
 import type { AuditEmitter, KmsEventKind } from "@svc/audit-emitter";
-import {
-  type AuthCore,
-  authErrorStatus,
-  authorize,
-  type Caller,
-  isAuthError,
-  type Operation,
-  TENANT_HEADER,
-} from "@svc/auth";
+import { type AuthCore, authorizeService, type Caller, callerOf, type Operation, TENANT_HEADER } from "@svc/auth";
 import { KmsServiceService } from "@svc/proto";
 import type { Logger } from "pino";
 import { kmsErrorStatus } from "./errors.ts";
@@ -26,14 +18,17 @@ interface Method {
   run: Run;
 }
 
-function values(metadata: Metadata, key: string): string[] {
-  return metadata.get(key).map((value) => (typeof value === "string" ? value : value.toString("latin1")));
+/** `x-tenant-id` as received (first value), for `claimed_tenant_id`. */
+function claimedTenant(metadata: Metadata): string {
+  const value = metadata.get(TENANT_HEADER)[0];
+  return value === undefined ? "" : typeof value === "string" ? value : value.toString("latin1");
 }
 
-const nameOf = (request: unknown): string | undefined => {
-  const name = (request as { name?: unknown }).name;
-  return typeof name === "string" && name !== "" ? name : undefined;
-};
+/** The record's resource: `keys/<tenant>/<name>` for a call on a key, else `kms`. */
+function resourceOf(tenant: string, request: unknown): string {
+  const name = (request as { name?: unknown } | undefined)?.name;
+  return typeof name === "string" && name !== "" ? `keys/${tenant}/${name}` : "kms";
+}
 
 const empty = (bytes: Uint8Array | undefined) => bytes ?? new Uint8Array();
 
@@ -48,16 +43,12 @@ export interface KmsServiceDeps {
 }
 
 /**
- * `svc.kms.v1.KmsService` (docs/kms.md "Methods"). Each handler authenticates with @svc/auth, applies the method's
- * policy row, and records a `permission-denied` event for a PERMISSION_DENIED refusal; key events are recorded with
- * their outcome. Not `authorizeService`: its wrapper answers refusals itself, so the refusal could not be recorded.
+ * `svc.kms.v1.KmsService` (docs/kms.md "Methods"), behind @svc/auth's `authorizeService` with each method's policy
+ * row. A PERMISSION_DENIED refusal is recorded as a `permission-denied` event (its `onRefused` hook, before the
+ * answer); key events are recorded with their outcome.
  */
 export function kmsServiceImplementation(deps: KmsServiceDeps): UntypedServiceImplementation {
   const { auth, keys, vault, emitter, logger } = deps;
-  const resource = (caller: Caller, request: unknown) => {
-    const name = nameOf(request);
-    return name ? `keys/${caller.tenantId}/${name}` : "kms";
-  };
 
   const methods: Record<string, Method> = {
     generateKey: {
@@ -142,44 +133,21 @@ export function kmsServiceImplementation(deps: KmsServiceDeps): UntypedServiceIm
   };
 
   const implementation: UntypedServiceImplementation = {};
+  const operations: Record<string, Operation> = {};
   for (const [method, spec] of Object.entries(methods)) {
-    const path = KmsServiceService[method as keyof typeof KmsServiceService]?.path ?? method;
+    operations[method] = spec.operation;
     implementation[method] = (call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>) => {
-      const startedAt = performance.now();
-      const claimed = values(call.metadata, TENANT_HEADER)[0] ?? "";
+      const caller = callerOf(call);
+      const outcome: EventOutcome = {
+        resource: resourceOf(caller.tenantId, call.request),
+        caller,
+        claimedTenantId: claimedTenant(call.metadata),
+        startedAt: performance.now(),
+        attributes: { method: call.getPath() },
+      };
       const handle = async () => {
-        let caller: Caller | undefined;
         try {
-          caller = await auth.authenticate({
-            authorization: values(call.metadata, "authorization"),
-            tenantId: values(call.metadata, TENANT_HEADER),
-          });
-          authorize(caller, spec.operation);
-        } catch (error) {
-          if (isAuthError(error) && error.kind === "permission-denied") {
-            const name = nameOf(call.request);
-            await recordKeyEvent(emitter, "permission-denied", {
-              resource: name ? `keys/${caller?.tenantId ?? claimed}/${name}` : "kms",
-              caller,
-              claimedTenantId: claimed,
-              startedAt,
-              error,
-              attributes: { method: path, operation: spec.operation },
-            }).catch((cause: unknown) => logger.error({ err: cause }, "permission-denied event not recorded"));
-            logger.info({ code: error.code, method: path, operation: spec.operation }, "kms call refused");
-          }
-          throw error;
-        }
-        const verified: Caller = caller;
-        const outcome: EventOutcome = {
-          resource: resource(verified, call.request),
-          caller: verified,
-          claimedTenantId: claimed,
-          startedAt,
-          attributes: { method: path },
-        };
-        try {
-          const answer = await spec.run(verified, call.request as never, outcome);
+          const answer = await spec.run(caller, call.request as never, outcome);
           if (spec.event) await recordKeyEvent(emitter, spec.event, outcome);
           return answer;
         } catch (error) {
@@ -190,13 +158,26 @@ export function kmsServiceImplementation(deps: KmsServiceDeps): UntypedServiceIm
       handle().then(
         (answer) => callback(null, answer),
         (error: unknown) => {
-          if (isAuthError(error)) return callback(authErrorStatus(error));
           const status = kmsErrorStatus(error);
-          if (status.details === "internal error") logger.error({ err: error, method: path }, "kms call failed");
+          if (status.details === "internal error")
+            logger.error({ err: error, method: call.getPath() }, "kms call failed");
           callback(status);
         },
       );
     };
   }
-  return implementation;
+  return authorizeService(auth, KmsServiceService, implementation, operations, {
+    onRefused: async ({ error, call, operation }) => {
+      if (error.kind !== "permission-denied") return;
+      const claimed = claimedTenant(call.metadata);
+      await recordKeyEvent(emitter, "permission-denied", {
+        resource: resourceOf(error.caller?.tenantId ?? claimed, (call as { request?: unknown }).request),
+        caller: error.caller,
+        claimedTenantId: claimed,
+        startedAt: performance.now(),
+        error,
+        attributes: { method: call.getPath(), operation },
+      });
+    },
+  });
 }
