@@ -1,59 +1,12 @@
-import { afterAll, beforeAll, expect, test } from "bun:test";
-import { describeWithServers, type PrivateServers, startPrivateServers, waitFor } from "@svc/testkit";
-import { SQL } from "bun";
-import { type BatchWritten, type QueueConsumer, startConsumer } from "../index.ts";
-import {
-  type Addresses,
-  consumerConfig,
-  createTopic,
-  deleteTopic,
-  dropSchema,
-  indexFacts,
-  makeLines,
-  stackAddresses,
-  TestProducer,
-  testNames,
-} from "./helpers.ts";
+import { expect, test } from "bun:test";
+import { describeWithServers, waitFor } from "@svc/testkit";
+import type { BatchWritten } from "../index.ts";
+import { faultHarness } from "./fault-harness.ts";
+import { indexFacts, makeLines } from "./helpers.ts";
 
 describeWithServers("queue-consumer with a private MinIO (stopped and started again)", () => {
-  const shared = stackAddresses();
-  const sql = new SQL({ url: shared.pgUrl, max: 2 });
-  let server: PrivateServers;
-  let addresses: Addresses;
-  let producer: TestProducer;
-  const schemas: string[] = [];
-  const topics: string[] = [];
-  const consumers: QueueConsumer[] = [];
-
-  beforeAll(async () => {
-    server = await startPrivateServers(["minio"]);
-    addresses = {
-      ...shared,
-      s3Endpoint: server.env.SVC_STACK_S3_ENDPOINT ?? "",
-      s3AccessKey: server.env.SVC_STACK_S3_ACCESS_KEY ?? "",
-      s3SecretKey: server.env.SVC_STACK_S3_SECRET_KEY ?? "",
-    };
-    producer = new TestProducer(addresses.brokers);
-  }, 120_000);
-
-  afterAll(async () => {
-    await Promise.allSettled(consumers.map((c) => c.stop()));
-    await producer?.close().catch(() => {});
-    for (const topic of topics) await deleteTopic(addresses.brokers, topic);
-    for (const schema of schemas) await dropSchema(sql, schema);
-    await sql.close();
-    await server?.remove();
-  }, 120_000);
-
-  async function consumerFor(purpose: string, extra: Record<string, string> = {}) {
-    const names = testNames(purpose);
-    schemas.push(names.schema);
-    topics.push(names.topic);
-    await createTopic(addresses.brokers, names.topic, 6);
-    const consumer = await startConsumer(consumerConfig(addresses, names, { SVC_AUDIT_LOG_LEVEL: "error", ...extra }));
-    consumers.push(consumer);
-    return { names, consumer };
-  }
+  const harness = faultHarness(["minio"]);
+  const { sql, consumerFor } = harness;
 
   test("MinIO stopped and restarted while records flow: nothing committed while it is down, nothing lost", async () => {
     // Small batches: 64 KiB, so 256 KiB buffered pauses fetching while S3 is down.
@@ -65,11 +18,11 @@ describeWithServers("queue-consumer with a private MinIO (stopped and started ag
       putRetries += 1;
     });
     const lines = makeLines(3000);
-    await producer.send(names.topic, lines.slice(0, 500));
+    await harness.producer.send(names.topic, lines.slice(0, 500));
     await waitFor("first batches durable", async () => (batches.length > 0 ? true : undefined), { timeoutMs: 30_000 });
 
-    await server.stop();
-    const sending = producer.send(names.topic, lines.slice(500, 2000), 100);
+    await harness.server.stop();
+    const sending = harness.producer.send(names.topic, lines.slice(500, 2000), 100);
     await waitFor("PUTs failing", async () => (putRetries >= 3 ? true : undefined), { timeoutMs: 30_000 });
     const durableWhileDown = batches.length;
     await sending;
@@ -88,8 +41,8 @@ describeWithServers("queue-consumer with a private MinIO (stopped and started ag
     // While S3 is down no batch completes, so no offset is committed.
     expect(batches.length).toBe(durableWhileDown);
 
-    await server.start();
-    await producer.send(names.topic, lines.slice(2000));
+    await harness.server.start();
+    await harness.producer.send(names.topic, lines.slice(2000));
     const facts = await waitFor(
       "every id indexed",
       async () => {

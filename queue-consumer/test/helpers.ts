@@ -1,6 +1,6 @@
 import { ListObjectVersionsCommand, type ObjectVersion, S3Client } from "@aws-sdk/client-s3";
 import { Admin, Producer } from "@platformatic/kafka";
-import { randomName } from "@svc/testkit";
+import { bucketPrefix, randomName, stackEnv, topicName } from "@svc/testkit";
 import type { SQL } from "bun";
 import { parseQueueConsumerConfig, type QueueConsumerConfig } from "../index.ts";
 
@@ -15,18 +15,14 @@ export interface Addresses {
 }
 
 export function stackAddresses(env: Record<string, string | undefined> = process.env): Addresses {
-  const get = (key: string) => {
-    const value = env[key];
-    if (!value) throw new Error(`${key} unset: load the stack env (. ~/.local/state/svc-ops/stack/stack.env)`);
-    return value;
-  };
+  const stack = stackEnv(env);
   return {
-    brokers: get("SVC_STACK_KAFKA_BROKERS"),
-    s3Endpoint: get("SVC_STACK_S3_ENDPOINT"),
-    s3Region: get("SVC_STACK_S3_REGION"),
-    s3AccessKey: get("SVC_STACK_S3_ACCESS_KEY"),
-    s3SecretKey: get("SVC_STACK_S3_SECRET_KEY"),
-    pgUrl: get("SVC_STACK_PG_URL"),
+    brokers: stack.kafkaBrokers.join(","),
+    s3Endpoint: stack.s3.endpoint,
+    s3Region: stack.s3.region,
+    s3AccessKey: stack.s3.accessKeyId,
+    s3SecretKey: stack.s3.secretAccessKey,
+    pgUrl: stack.postgresUrl,
   };
 }
 
@@ -40,8 +36,8 @@ export interface TestNames {
 
 export function testNames(purpose: string): TestNames {
   return {
-    topic: randomName(`svc-test-qc-${purpose}`),
-    keyPrefix: `test/qc-${purpose}-${randomName("p").slice(2)}/`,
+    topic: topicName(`qc-${purpose}`),
+    keyPrefix: bucketPrefix(`qc-${purpose}`),
     schema: randomName(`t_qc_${purpose}`).replaceAll("-", "_"),
     groupId: randomName(`svc-test-qc-${purpose}`),
   };

@@ -1,0 +1,91 @@
+import { afterAll, beforeAll } from "bun:test";
+import { type PrivateServers, startPrivateServers } from "@svc/testkit";
+import { SQL } from "bun";
+import { type QueueConsumer, startConsumer } from "../index.ts";
+import {
+  type Addresses,
+  consumerConfig,
+  createTopic,
+  deleteTopic,
+  dropSchema,
+  stackAddresses,
+  type TestNames,
+  TestProducer,
+  testNames,
+} from "./helpers.ts";
+
+/**
+ * What a private server takes over from the shared stack. The private stack's env names every server's address,
+ * started or not, so only these are taken from it.
+ */
+const OWN_ADDRESSES = {
+  kafka: ["brokers"],
+  minio: ["s3Endpoint", "s3Region", "s3AccessKey", "s3SecretKey"],
+} as const satisfies Record<string, readonly (keyof Addresses)[]>;
+type FaultService = keyof typeof OWN_ADDRESSES;
+
+export interface FaultHarness {
+  /** The private servers the test stops and starts again. */
+  readonly server: PrivateServers;
+  readonly sql: SQL;
+  readonly producer: TestProducer;
+  /** A consumer on a fresh 6-partition topic and schema (removed after the file), logging errors only. */
+  consumerFor(purpose: string, extra?: Record<string, string>): Promise<{ names: TestNames; consumer: QueueConsumer }>;
+}
+
+/**
+ * For a `describeWithServers` block: `services` in a private stack of the test's own (the shared stack for the
+ * rest), a producer and an index connection; after the block, its consumers stop and their topics, schemas and
+ * the private stack are removed.
+ */
+export function faultHarness(services: readonly FaultService[]): FaultHarness {
+  const shared = stackAddresses();
+  const sql = new SQL({ url: shared.pgUrl, max: 2 });
+  let server: PrivateServers | undefined;
+  let addresses: Addresses | undefined;
+  let producer: TestProducer | undefined;
+  const schemas: string[] = [];
+  const topics: string[] = [];
+  const consumers: QueueConsumer[] = [];
+  const started = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error("the fault harness is used before its beforeAll ran");
+    return value;
+  };
+
+  beforeAll(async () => {
+    server = await startPrivateServers(services);
+    const own = stackAddresses(server.env);
+    addresses = { ...shared };
+    for (const service of services) for (const key of OWN_ADDRESSES[service]) addresses[key] = own[key];
+    producer = new TestProducer(addresses.brokers);
+  }, 120_000);
+
+  afterAll(async () => {
+    await Promise.allSettled(consumers.map((c) => c.stop()));
+    await producer?.close().catch(() => {});
+    if (addresses) for (const topic of topics) await deleteTopic(addresses.brokers, topic);
+    for (const schema of schemas) await dropSchema(sql, schema);
+    await sql.close();
+    await server?.remove();
+  }, 120_000);
+
+  return {
+    get server() {
+      return started(server);
+    },
+    sql,
+    get producer() {
+      return started(producer);
+    },
+    async consumerFor(purpose, extra = {}) {
+      const at = started(addresses);
+      const names = testNames(purpose);
+      schemas.push(names.schema);
+      topics.push(names.topic);
+      await createTopic(at.brokers, names.topic, 6);
+      const consumer = await startConsumer(consumerConfig(at, names, { SVC_AUDIT_LOG_LEVEL: "error", ...extra }));
+      consumers.push(consumer);
+      return { names, consumer };
+    },
+  };
+}
