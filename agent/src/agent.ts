@@ -59,7 +59,6 @@ export async function startAgent(config: AgentConfig, options: StartAgentOptions
       ? new ReadStdin(options.stdin)
       : await TailFile.open(config.source, checkpoint, {
           rotateGraceMs: config.rotateGraceMs,
-          verifyMs: config.pollMs,
           log,
         });
 

@@ -18,8 +18,6 @@ interface OpenFile {
 export interface TailFileOptions {
   /** How long a rotated file is still read while the new file at the path stays empty (the writer may lag). */
   rotateGraceMs: number;
-  /** How often the leading bytes of the file are compared with what was read (truncation check while reading). */
-  verifyMs: number;
   log: Logger;
 }
 
@@ -129,9 +127,10 @@ async function findCopy(path: string, file: SourceFile, position: number): Promi
  * Tails one path by polling: reads to the end, then notices a truncation (copytruncate), a rename + create or a
  * delete + recreate. On a rename the old file is kept open and read to its end before the new one is opened; while
  * the new file is still empty, the old one is read for `rotateGraceMs` more (the writer may not have reopened yet).
- * A truncation is noticed by size or by changed leading bytes (checked every `verifyMs`, and after every read, so
- * a writer that refilled the file past the read position is noticed before its bytes are taken for the old ones); the rest of the old generation is then read from its copy when
- * one is found beside the path, before the truncated file is read from its start.
+ * A truncation is noticed by size at the file's end, or by changed leading bytes after every read (so a writer that
+ * refilled the file past the read position is noticed before its bytes are taken for the old ones); the rest of the
+ * old generation is then read from its copy when one is found beside the path, before the truncated file is read
+ * from its start.
  */
 export class TailFile implements LineSource {
   readonly name: string;
@@ -140,7 +139,6 @@ export class TailFile implements LineSource {
   #rotatedSince: number | undefined;
   /** The current file is a copytruncate copy: at its end, the path is read from 0. */
   #readingCopy = false;
-  #verifiedAt = 0;
   readonly #scratch = Buffer.allocUnsafeSlow(READ_CHUNK);
 
   private constructor(path: string, current: OpenFile | undefined, options: TailFileOptions) {
@@ -169,11 +167,6 @@ export class TailFile implements LineSource {
       if (!this.#current) return { kind: "idle" };
     }
     const current = this.#current;
-    if (!this.#readingCopy && Date.now() - this.#verifiedAt >= this.#options.verifyMs) {
-      this.#verifiedAt = Date.now();
-      const truncated = await this.#checkTruncated(current);
-      if (truncated) return truncated;
-    }
     const bytes = this.#scratch;
     let bytesRead: number;
     try {
@@ -209,7 +202,7 @@ export class TailFile implements LineSource {
 
   /**
    * Whether the file still starts with the bytes this generation started with, checked after every read: a writer
-   * that truncates and refills faster than `verifyMs` must not have its new bytes read as the old file's rest.
+   * that truncated and refilled the file past our position must not have its new bytes read as the old file's rest.
    */
   async #sameGeneration(current: OpenFile): Promise<boolean> {
     const expected = current.file.head(current.position);
