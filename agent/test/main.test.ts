@@ -83,6 +83,10 @@ describe("bun run agent/src/main.ts", () => {
       appendFileSync(source, lines("kill", written, 500));
       written += 500;
     }
+    // Lines appended just before the kill cannot be acknowledged and checkpointed yet (on a slow machine the agent
+    // may have caught up with the slices above).
+    appendFileSync(source, lines("kill", written, 1_000));
+    written += 1_000;
     first.process.kill("SIGKILL");
     expect(await first.exited).not.toBe(0);
     const before = (await readCheckpoint(checkpoint))?.offset ?? 0;
