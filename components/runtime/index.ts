@@ -7,7 +7,7 @@ export {
   shardObjectsSettings,
 } from "./src/components-env.ts";
 export { RUNTIME_ERROR_CODES, RuntimeError, type RuntimeErrorCode } from "./src/errors.ts";
-export { grpcStatusOf } from "./src/grpc-status.ts";
+export { answerUnary, grpcRefusal, grpcStatusOf } from "./src/grpc-status.ts";
 export { ensureModelTables, tableOf } from "./src/model-tables.ts";
 export { configInvalid, parseEnv } from "./src/parse-env.ts";
 export { type LogLevel, parseReplicaConfig, type ReplicaConfig, ReplicaEnvSchema } from "./src/replica-config.ts";

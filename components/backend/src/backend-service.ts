@@ -1,6 +1,6 @@
 import type { S3Client } from "@aws-sdk/client-s3";
 import { type ServerUnaryCall, type sendUnaryData, status, type UntypedServiceImplementation } from "@grpc/grpc-js";
-import { grpcStatusOf } from "@svc/component-runtime";
+import { answerUnary, grpcRefusal } from "@svc/component-runtime";
 import type {
   CreateIndexRequest,
   CreateIndexResponse,
@@ -28,37 +28,35 @@ export interface BackendServiceOptions {
 }
 
 const INDEX_NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
-const refused = (code: number, message: string) => Object.assign(new Error(message), { code });
-
-function answer<T>(work: () => Promise<T>, done: sendUnaryData<T>): void {
-  work().then(
-    (response) => done(null, response),
-    (error: unknown) => done(grpcStatusOf(error)),
-  );
-}
 
 /** `svc.backend.v1.BackendService` (behind the follower guard); every write fenced by the term in office. */
 export function backendImplementation(options: BackendServiceOptions): UntypedServiceImplementation {
   const { store } = options;
   const inOffice = (): number => {
     const term = options.termInOffice();
-    if (term === undefined) throw refused(status.UNAVAILABLE, "backend leader is still recovering its tasks");
+    if (term === undefined) throw grpcRefusal(status.UNAVAILABLE, "backend leader is still recovering its tasks");
     return term;
   };
   const checkName = (name: string) => {
-    if (!INDEX_NAME.test(name)) throw refused(status.INVALID_ARGUMENT, `index name ${JSON.stringify(name)} is invalid`);
+    if (!INDEX_NAME.test(name)) {
+      throw grpcRefusal(status.INVALID_ARGUMENT, `index name ${JSON.stringify(name)} is invalid`);
+    }
   };
   const implementation = {
     createIndex(
       call: ServerUnaryCall<CreateIndexRequest, CreateIndexResponse>,
       done: sendUnaryData<CreateIndexResponse>,
     ) {
-      answer(async () => {
+      answerUnary(async () => {
         const { name, shardCount } = call.request;
         checkName(name);
-        if (shardCount < 1 || shardCount > 64) throw refused(status.INVALID_ARGUMENT, "shard_count must be 1 to 64");
+        if (shardCount < 1 || shardCount > 64) {
+          throw grpcRefusal(status.INVALID_ARGUMENT, "shard_count must be 1 to 64");
+        }
         const term = inOffice();
-        if ((await store.indexState(name)) !== undefined) throw refused(status.ALREADY_EXISTS, `index ${name} exists`);
+        if ((await store.indexState(name)) !== undefined) {
+          throw grpcRefusal(status.ALREADY_EXISTS, `index ${name} exists`);
+        }
         const shardIds = await createIndex({ ...options, term, name, shardCount });
         options.shaper.invalidate();
         return { shardIds };
@@ -68,29 +66,29 @@ export function backendImplementation(options: BackendServiceOptions): UntypedSe
       call: ServerUnaryCall<DeleteIndexRequest, DeleteIndexResponse>,
       done: sendUnaryData<DeleteIndexResponse>,
     ) {
-      answer(async () => {
+      answerUnary(async () => {
         checkName(call.request.name);
         const taskId = await store.deleteIndex(inOffice(), call.request.name);
-        if (!taskId) throw refused(status.NOT_FOUND, `no ready index ${call.request.name}`);
+        if (!taskId) throw grpcRefusal(status.NOT_FOUND, `no ready index ${call.request.name}`);
         return { taskId };
       }, done);
     },
     submitJob(call: ServerUnaryCall<SubmitJobRequest, SubmitJobResponse>, done: sendUnaryData<SubmitJobResponse>) {
-      answer(async () => {
+      answerUnary(async () => {
         const { indexName, input } = call.request;
         checkName(indexName);
         const term = inOffice();
         if ((await store.indexState(indexName)) !== "ready") {
-          throw refused(status.FAILED_PRECONDITION, `index ${indexName} is not ready`);
+          throw grpcRefusal(status.FAILED_PRECONDITION, `index ${indexName} is not ready`);
         }
         return { taskId: await store.enqueue(term, "shaper_job", indexName, { input }) };
       }, done);
     },
     getTask(call: ServerUnaryCall<GetTaskRequest, GetTaskResponse>, done: sendUnaryData<GetTaskResponse>) {
-      answer(async () => {
+      answerUnary(async () => {
         inOffice();
         const task = /^[0-9a-f-]{36}$/.test(call.request.taskId) ? await store.task(call.request.taskId) : undefined;
-        if (!task) throw refused(status.NOT_FOUND, `no task ${call.request.taskId}`);
+        if (!task) throw grpcRefusal(status.NOT_FOUND, `no task ${call.request.taskId}`);
         return { kind: task.kind, state: task.state, result: task.result ?? "", attempts: task.attempts };
       }, done);
     },
@@ -98,7 +96,7 @@ export function backendImplementation(options: BackendServiceOptions): UntypedSe
       _call: ServerUnaryCall<ListIndexesRequest, ListIndexesResponse>,
       done: sendUnaryData<ListIndexesResponse>,
     ) {
-      answer(async () => {
+      answerUnary(async () => {
         inOffice();
         return { indexes: await store.listIndexes() };
       }, done);

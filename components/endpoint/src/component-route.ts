@@ -1,4 +1,5 @@
 import { status } from "@grpc/grpc-js";
+import { grpcRefusal } from "@svc/component-runtime";
 import type { ReplicaAddress } from "./config.ts";
 import type { Discover } from "./discovery.ts";
 
@@ -20,9 +21,7 @@ const messageOf = (error: unknown) => (error instanceof Error ? error.message : 
 
 /** The gRPC error a call gets while the component has no serving replica (spec: Errors). */
 export const noLeader = (component: string) =>
-  Object.assign(new Error(`no ${component} leader is serving (failover in progress); retry`), {
-    code: status.UNAVAILABLE,
-  });
+  grpcRefusal(status.UNAVAILABLE, `no ${component} leader is serving (failover in progress); retry`);
 
 /**
  * How endpoint reaches the current leader of one component, as a Service with a readiness probe does: it probes

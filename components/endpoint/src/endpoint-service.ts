@@ -1,5 +1,5 @@
 import { Metadata, type ServerUnaryCall, type sendUnaryData, type UntypedServiceImplementation } from "@grpc/grpc-js";
-import { callUnary, grpcStatusOf } from "@svc/component-runtime";
+import { answerUnary, callUnary } from "@svc/component-runtime";
 import type { BackendServiceClient, ComputeServiceClient, endpointV1 } from "@svc/proto";
 import type { ComponentRoute } from "./component-route.ts";
 import { type ClientPool, routeCall } from "./route-call.ts";
@@ -7,13 +7,6 @@ import { type ClientPool, routeCall } from "./route-call.ts";
 export interface EndpointRoutes {
   backend: { route: ComponentRoute; pool: ClientPool<BackendServiceClient> };
   compute: { route: ComponentRoute; pool: ClientPool<ComputeServiceClient> };
-}
-
-function answer<T>(work: () => Promise<T>, done: sendUnaryData<T>): void {
-  work().then(
-    (response) => done(null, response),
-    (error: unknown) => done(grpcStatusOf(error)),
-  );
 }
 
 /**
@@ -29,19 +22,19 @@ export function endpointImplementation(routes: EndpointRoutes, callTimeoutMs: nu
       call: ServerUnaryCall<endpointV1.CreateIndexRequest, endpointV1.CreateIndexResponse>,
       done: sendUnaryData<endpointV1.CreateIndexResponse>,
     ) {
-      answer(() => backend((c) => callUnary(c.createIndex.bind(c), call.request, md(), callTimeoutMs)), done);
+      answerUnary(() => backend((c) => callUnary(c.createIndex.bind(c), call.request, md(), callTimeoutMs)), done);
     },
     submitJob(
       call: ServerUnaryCall<endpointV1.SubmitJobRequest, endpointV1.SubmitJobResponse>,
       done: sendUnaryData<endpointV1.SubmitJobResponse>,
     ) {
-      answer(() => backend((c) => callUnary(c.submitJob.bind(c), call.request, md(), callTimeoutMs)), done);
+      answerUnary(() => backend((c) => callUnary(c.submitJob.bind(c), call.request, md(), callTimeoutMs)), done);
     },
     getTask(
       call: ServerUnaryCall<endpointV1.GetTaskRequest, endpointV1.GetTaskResponse>,
       done: sendUnaryData<endpointV1.GetTaskResponse>,
     ) {
-      answer(async () => {
+      answerUnary(async () => {
         const task = await backend((c) => callUnary(c.getTask.bind(c), call.request, md(), callTimeoutMs));
         return { state: task.state, result: task.result };
       }, done);
@@ -50,7 +43,7 @@ export function endpointImplementation(routes: EndpointRoutes, callTimeoutMs: nu
       _call: ServerUnaryCall<endpointV1.ListShardsRequest, endpointV1.ListShardsResponse>,
       done: sendUnaryData<endpointV1.ListShardsResponse>,
     ) {
-      answer(
+      answerUnary(
         () =>
           routeCall(routes.compute.route, routes.compute.pool, (c) =>
             callUnary(c.listShards.bind(c), {}, md(), callTimeoutMs),

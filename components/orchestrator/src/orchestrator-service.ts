@@ -1,5 +1,5 @@
 import { type ServerUnaryCall, type sendUnaryData, status, type UntypedServiceImplementation } from "@grpc/grpc-js";
-import { grpcStatusOf } from "@svc/component-runtime";
+import { answerUnary, grpcRefusal } from "@svc/component-runtime";
 import type {
   AddComputeRequest,
   AddComputeResponse,
@@ -13,20 +13,11 @@ import type { PlacementStore } from "./placement-store.ts";
 /** The term this replica leads under, once `recoverState()` finished; undefined otherwise. */
 export type TermInOffice = () => number | undefined;
 
-function answer<T>(work: () => Promise<T>, done: sendUnaryData<T>): void {
-  work().then(
-    (response) => done(null, response),
-    (error: unknown) => done(grpcStatusOf(error)),
-  );
-}
-
 const NODE_ID = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
 
 function checkNodeId(nodeId: string): void {
   if (!NODE_ID.test(nodeId)) {
-    throw Object.assign(new Error(`node_id ${JSON.stringify(nodeId)} is not a DNS name`), {
-      code: status.INVALID_ARGUMENT,
-    });
+    throw grpcRefusal(status.INVALID_ARGUMENT, `node_id ${JSON.stringify(nodeId)} is not a DNS name`);
   }
 }
 
@@ -39,19 +30,17 @@ export function orchestratorImplementation(store: PlacementStore, termInOffice: 
   const inOffice = (): number => {
     const term = termInOffice();
     if (term === undefined) {
-      throw Object.assign(new Error("orchestrator leader is still recovering its state"), {
-        code: status.UNAVAILABLE,
-      });
+      throw grpcRefusal(status.UNAVAILABLE, "orchestrator leader is still recovering its state");
     }
     return term;
   };
   const implementation = {
     addCompute(call: ServerUnaryCall<AddComputeRequest, AddComputeResponse>, done: sendUnaryData<AddComputeResponse>) {
-      answer(async () => {
+      answerUnary(async () => {
         const { nodeId, address, podName, capacityShards } = call.request;
         checkNodeId(nodeId);
         if (capacityShards < 0) {
-          throw Object.assign(new Error("capacity_shards must not be negative"), { code: status.INVALID_ARGUMENT });
+          throw grpcRefusal(status.INVALID_ARGUMENT, "capacity_shards must not be negative");
         }
         const assigned = await store.addCompute(inOffice(), {
           nodeId,
@@ -63,7 +52,7 @@ export function orchestratorImplementation(store: PlacementStore, termInOffice: 
       }, done);
     },
     heartbeat(call: ServerUnaryCall<HeartbeatRequest, HeartbeatResponse>, done: sendUnaryData<HeartbeatResponse>) {
-      answer(async () => {
+      answerUnary(async () => {
         checkNodeId(call.request.nodeId);
         const term = inOffice();
         const { registered, assigned } = await store.heartbeat(term, call.request.nodeId, call.request.loadedShards);
@@ -74,7 +63,7 @@ export function orchestratorImplementation(store: PlacementStore, termInOffice: 
       call: ServerUnaryCall<RemoveComputeRequest, RemoveComputeResponse>,
       done: sendUnaryData<RemoveComputeResponse>,
     ) {
-      answer(async () => {
+      answerUnary(async () => {
         checkNodeId(call.request.nodeId);
         const { removed, released } = await store.removeCompute(inOffice(), call.request.nodeId);
         return { removed, releasedShards: released };

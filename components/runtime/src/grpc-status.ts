@@ -1,4 +1,4 @@
-import { Metadata, type StatusObject, status } from "@grpc/grpc-js";
+import { Metadata, type StatusObject, type sendUnaryData, status } from "@grpc/grpc-js";
 import { SvcError } from "@svc/common";
 
 /**
@@ -24,4 +24,16 @@ export function grpcStatusOf(error: unknown): StatusObject {
     return { code: status.UNAVAILABLE, details: message, metadata };
   }
   return { code: status.INTERNAL, details: message, metadata };
+}
+
+/** An error that is a gRPC status already (`grpcStatusOf` passes its code through): a handler's refusal. */
+export const grpcRefusal = (code: status, message: string): Error & { code: status } =>
+  Object.assign(new Error(message), { code });
+
+/** Answers a unary call with `work`'s result, or with `grpcStatusOf` its failure. */
+export function answerUnary<T>(work: () => Promise<T>, done: sendUnaryData<T>): void {
+  work().then(
+    (response) => done(null, response),
+    (error: unknown) => done(grpcStatusOf(error)),
+  );
 }

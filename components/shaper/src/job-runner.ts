@@ -1,5 +1,5 @@
 import { status } from "@grpc/grpc-js";
-import { type TermFence, tableOf } from "@svc/component-runtime";
+import { grpcRefusal, type TermFence, tableOf } from "@svc/component-runtime";
 import type { SQL, TransactionSQL } from "bun";
 import type { KeyRing } from "./key-ring.ts";
 
@@ -8,8 +8,6 @@ export interface JobOutcome {
   /** False when the job had been recorded already (a replay after a failover). */
   ran: boolean;
 }
-
-const refused = (code: number, message: string) => Object.assign(new Error(message), { code });
 
 /**
  * Runs shaper jobs (docs/components.md): a job needs its index's key; its result is recorded once in
@@ -38,7 +36,7 @@ export class JobRunner {
     term: number | undefined,
   ): Promise<JobOutcome> {
     const key = this.keys.get(indexName);
-    if (!key) throw refused(status.FAILED_PRECONDITION, `key of index ${indexName} is not loaded`);
+    if (!key) throw grpcRefusal(status.FAILED_PRECONDITION, `key of index ${indexName} is not loaded`);
     const recorded = await this.recorded(this.sql, taskId);
     if (recorded !== undefined) return { result: recorded, ran: false };
     if (this.workMs > 0) await Bun.sleep(this.workMs);

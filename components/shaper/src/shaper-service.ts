@@ -1,5 +1,5 @@
 import type { ServerUnaryCall, sendUnaryData, UntypedServiceImplementation } from "@grpc/grpc-js";
-import { grpcStatusOf } from "@svc/component-runtime";
+import { answerUnary } from "@svc/component-runtime";
 import type {
   LoadKeysRequest,
   LoadKeysResponse,
@@ -32,13 +32,11 @@ export function shaperImplementation(options: ShaperServiceOptions): UntypedServ
     },
     runJob(call: ServerUnaryCall<RunJobRequest, RunJobResponse>, done: sendUnaryData<RunJobResponse>) {
       const { taskId, indexName, input } = call.request;
-      jobs.run(taskId, indexName, input, pod, options.term()).then(
-        (outcome) => {
-          logger.info({ event: "job", at: Date.now(), task: taskId, ran: outcome.ran }, "job recorded");
-          done(null, outcome);
-        },
-        (error: unknown) => done(grpcStatusOf(error)),
-      );
+      answerUnary(async () => {
+        const outcome = await jobs.run(taskId, indexName, input, pod, options.term());
+        logger.info({ event: "job", at: Date.now(), task: taskId, ran: outcome.ran }, "job recorded");
+        return outcome;
+      }, done);
     },
     status(_call: ServerUnaryCall<StatusRequest, StatusResponse>, done: sendUnaryData<StatusResponse>) {
       done(null, { pod, term: options.term() ?? 0, keyCount: keys.size, incarnation: keys.incarnation });
