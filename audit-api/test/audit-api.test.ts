@@ -16,7 +16,7 @@ import {
   type ListEventsResponse,
 } from "@svc/proto";
 import { ensureIndexSchema } from "@svc/queue-consumer";
-import { type SeededRealm, seedTestRealm, stackEnv } from "@svc/testkit";
+import { rejectionOf, type SeededRealm, seedTestRealm, stackEnv } from "@svc/testkit";
 import { issueToken } from "@svc/token";
 import { SQL } from "bun";
 import { pino } from "pino";
@@ -313,14 +313,7 @@ describe("gRPC audit.v2.AuditService", () => {
         e ? reject(e) : resolve(r),
       ),
     );
-  const failure = async (promise: Promise<unknown>) => {
-    const error = (await promise.then(
-      () => undefined,
-      (e: unknown) => e,
-    )) as ServiceError | undefined;
-    if (!error) throw new Error("expected the call to fail");
-    return error;
-  };
+  const failure = (promise: Promise<unknown>) => rejectionOf(promise, Error) as Promise<ServiceError>;
 
   test("list_events: the REST answer's total and events, as AuditEvent messages", async () => {
     const from = BASE_MS + 20_000;

@@ -8,7 +8,7 @@ import type { S3Client } from "@aws-sdk/client-s3";
 import { credentials, type ServiceError, status } from "@grpc/grpc-js";
 import { type HealthCheckResponse, HealthCheckResponse_ServingStatus, HealthClient } from "@svc/proto";
 import { ensureIndexSchema } from "@svc/queue-consumer";
-import { randomName, stackEnv } from "@svc/testkit";
+import { randomName, rejectionOf, stackEnv } from "@svc/testkit";
 import { SQL } from "bun";
 import { pino } from "pino";
 import { type AuditApi, AuditApiError, parseAuditApiConfig, startAuditApi } from "../index.ts";
@@ -150,12 +150,12 @@ test("an export above the byte limit is refused with AUDIT_API_EXPORT_TOO_LARGE;
   const tenant = randomName("tenant");
   const records = Array.from({ length: 6 }, (_, i) => sampleRecord(`big-${i}-${randomName("e")}`, tenant, T0 + i));
   await storeBatch(sql, s3, names, sealBatch(names.topic, 3, 0n, records));
-  const error = await api.queries.export(tenant, { start: RANGE.start_time, end: RANGE.end_time }).then(
-    () => undefined,
-    (e: unknown) => e as { code: string; message: string },
+  const error = await rejectionOf(
+    api.queries.export(tenant, { start: RANGE.start_time, end: RANGE.end_time }),
+    AuditApiError,
   );
-  expect(error?.code).toBe("AUDIT_API_EXPORT_TOO_LARGE");
-  expect(error?.message).toContain("1024 bytes");
+  expect(error.code).toBe("AUDIT_API_EXPORT_TOO_LARGE");
+  expect(error.message).toContain("1024 bytes");
   const small = await api.queries.export(tenant, { start: RANGE.start_time, end: new Date(T0 + 2).toISOString() });
   expect(small.totalCount).toBe(2);
 });
@@ -212,11 +212,8 @@ test("grpc.health.v1: SERVING for the server and the audit service, NOT_FOUND fo
       );
     expect((await check("")).status).toBe(HealthCheckResponse_ServingStatus.SERVING);
     expect((await check("audit.v2.AuditService")).status).toBe(HealthCheckResponse_ServingStatus.SERVING);
-    const unknown = await check("other.Service").then(
-      () => undefined,
-      (error: ServiceError) => error,
-    );
-    expect(unknown?.code).toBe(status.NOT_FOUND);
+    const unknown = (await rejectionOf(check("other.Service"), Error)) as ServiceError;
+    expect(unknown.code).toBe(status.NOT_FOUND);
     const listed = await new Promise<Record<string, HealthCheckResponse>>((resolve, reject) =>
       client.list({}, (error, answer) => (error ? reject(error) : resolve(answer.statuses))),
     );
@@ -235,13 +232,10 @@ test("a taken REST port fails the start with AUDIT_API_LISTEN_FAILED naming SVC_
   // The holder allows port sharing, as another replica listening through Elysia's default would.
   const holder = Bun.serve({ hostname: "127.0.0.1", port: 0, reusePort: true, fetch: () => new Response("other") });
   try {
-    const error = await start(names.schema, { SVC_AUDIT_REST_PORT: String(holder.port) }).then(
-      () => undefined,
-      (e: unknown) => e as AuditApiError,
-    );
+    const error = await rejectionOf(start(names.schema, { SVC_AUDIT_REST_PORT: String(holder.port) }), AuditApiError);
     expect(error).toBeInstanceOf(AuditApiError);
-    expect(error?.code).toBe("AUDIT_API_LISTEN_FAILED");
-    expect(error?.subject).toBe("SVC_AUDIT_REST_PORT");
+    expect(error.code).toBe("AUDIT_API_LISTEN_FAILED");
+    expect(error.subject).toBe("SVC_AUDIT_REST_PORT");
     expect(await (await fetch(`http://127.0.0.1:${holder.port}/health`)).text()).toBe("other");
   } finally {
     holder.stop(true);
