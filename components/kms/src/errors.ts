@@ -70,9 +70,6 @@ export function invalidArgument(field: string, message: string): KmsError {
 /** The gRPC status code a KMS error is answered with. */
 export const grpcCodeOf = (error: KmsError): status => GRPC[error.code];
 
-/** The name of a gRPC status (`FAILED_PRECONDITION`), as audit records carry it in `result`. */
-export const statusName = (code: status): string => status[code] ?? String(code);
-
 /** gRPC status of an error: details `"<code>: <message>"`, trailer `x-kms-error-code`. Other errors are INTERNAL. */
 export function kmsErrorStatus(error: unknown): Partial<StatusObject> & { code: status; details: string } {
   const metadata = new Metadata();

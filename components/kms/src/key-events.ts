@@ -1,6 +1,7 @@
-import type { AuditEmitter, EventFields, KmsEventKind } from "@svc/audit-emitter";
+import { status } from "@grpc/grpc-js";
+import { type AuditEmitter, type EventFields, type KmsEventKind, resultOf } from "@svc/audit-emitter";
 import { authErrorStatus, type Caller, isAuthError } from "@svc/auth";
-import { KmsError, kmsErrorStatus, statusName } from "./errors.ts";
+import { KmsError, kmsErrorStatus } from "./errors.ts";
 
 /** Who caused an event and how it ended, as the record carries them (docs/kms.md "Audit"). */
 export interface EventOutcome {
@@ -12,10 +13,10 @@ export interface EventOutcome {
   attributes?: Record<string, string>;
 }
 
-/** The `result` of an outcome: `ok`, or the gRPC status name the error is answered with. */
-export function resultOf(error: unknown): string {
-  if (error === undefined) return "ok";
-  return statusName(isAuthError(error) ? authErrorStatus(error).code : kmsErrorStatus(error).code);
+/** The gRPC status an outcome is answered with (OK without an error); its name is the record's `result`. */
+function statusOf(error: unknown): status {
+  if (error === undefined) return status.OK;
+  return isAuthError(error) ? authErrorStatus(error).code : kmsErrorStatus(error).code;
 }
 
 /**
@@ -28,7 +29,7 @@ export async function recordKeyEvent(emitter: AuditEmitter, kind: KmsEventKind, 
   if (typeof code === "string") attributes.error = code;
   const fields: EventFields = {
     resource: outcome.resource,
-    result: resultOf(outcome.error),
+    result: resultOf(statusOf(outcome.error)),
     principal_id: outcome.caller?.principalId ?? "",
     tenant_id: outcome.caller?.tenantId ?? "",
     claimed_tenant_id: outcome.claimedTenantId ?? "",
