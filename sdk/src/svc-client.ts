@@ -183,22 +183,22 @@ export class SvcClient {
     return this.#kmsCall((c) => c.getPublicKey.bind(c), GetPublicKeyRequest.fromPartial(request));
   }
 
-  /** `Encrypt` (keymanager): up to 64 KiB under the primary version; the ciphertext names its version. */
+  /** `Encrypt` (app or keymanager): up to 64 KiB under the primary version; the ciphertext names its version. */
   kmsEncrypt(request: DeepPartial<EncryptRequest>): Promise<EncryptResponse> {
     return this.#kmsCall((c) => c.encrypt.bind(c), EncryptRequest.fromPartial(request));
   }
 
-  /** `Decrypt` (keymanager). */
+  /** `Decrypt` (app or keymanager). */
   kmsDecrypt(request: DeepPartial<DecryptRequest>): Promise<DecryptResponse> {
     return this.#kmsCall((c) => c.decrypt.bind(c), DecryptRequest.fromPartial(request));
   }
 
-  /** `Sign` (keymanager). */
+  /** `Sign` (app or keymanager). */
   kmsSign(request: DeepPartial<SignRequest>): Promise<SignResponse> {
     return this.#kmsCall((c) => c.sign.bind(c), SignRequest.fromPartial(request));
   }
 
-  /** `Verify` (pubkey-reader or keymanager). */
+  /** `Verify` (app or keymanager; a pubkey-reader verifies locally with `kmsGetPublicKey`). */
   kmsVerify(request: DeepPartial<VerifyRequest>): Promise<VerifyResponse> {
     return this.#kmsCall((c) => c.verify.bind(c), VerifyRequest.fromPartial(request));
   }
