@@ -105,8 +105,9 @@ async function fetchRange(s3: S3Client, read: RangeRead): Promise<Uint8Array> {
 }
 
 /**
- * The stored lines of `locations`, in their order, each exactly as the writer stored it (no newline). Checks that
- * each line holds the id the index names; a mismatch is `AUDIT_API_OBJECT_READ_FAILED`.
+ * The stored lines of `locations`, in their order, each exactly as the writer stored it (no newline); a short read
+ * is `AUDIT_API_OBJECT_READ_FAILED`. Whether a line holds the id the index names is the caller's check
+ * (audit-queries.ts, `checkLine`).
  */
 export async function readLines(
   s3: S3Client,
