@@ -1,6 +1,6 @@
 import { expect, test } from "bun:test";
 import { EventEmitter } from "node:events";
-import { type RunnableService, runService, SERVICE_EXIT, type ServiceLogger } from "../index.ts";
+import { type RunnableService, runService, SERVICE_EXIT, type ServiceLogger, waitFor } from "../index.ts";
 
 interface Run {
   exits: number[];
@@ -39,6 +39,13 @@ function run(options: { parse?: () => string; start?: () => Promise<RunnableServ
   });
   return { exits, stderr, logs, signals, exited };
 }
+
+/** Until runService has registered its `signal` handler (bounded: a run that never does fails the wait). */
+const listening = (r: Run, signal: string) =>
+  waitFor(`a ${signal} listener`, async () => (r.signals.listenerCount(signal) > 0 ? true : undefined), {
+    timeoutMs: 5_000,
+    intervalMs: 1,
+  });
 
 function service(overrides: Partial<RunnableService> = {}): RunnableService {
   return { stop: async () => {}, done: new Promise<void>(() => {}), ...overrides };
@@ -87,7 +94,7 @@ test.each(["SIGTERM", "SIGINT"])("%s stops the service gracefully and exits 0", 
     },
   });
   await running;
-  while (r.signals.listenerCount(signal) === 0) await Bun.sleep(1);
+  await listening(r, signal);
   r.signals.emit(signal);
   expect(await r.exited).toBe(SERVICE_EXIT.ok);
   expect(stopped).toBe(1);
@@ -102,7 +109,7 @@ test("a stop that fails exits 1 and says the shutdown was incomplete", async () 
         },
       }),
   });
-  while (r.signals.listenerCount("SIGTERM") === 0) await Bun.sleep(1);
+  await listening(r, "SIGTERM");
   r.signals.emit("SIGTERM");
   expect(await r.exited).toBe(SERVICE_EXIT.failed);
   expect(r.logs).toContainEqual(["error", "shutdown incomplete"]);
