@@ -4,7 +4,8 @@ import { Metadata, status } from "@grpc/grpc-js";
 import { type AuditRecord, validateRecord } from "@svc/audit-record";
 import { type AuthCore, authorizeService, createAuthCore, parseAuthConfig } from "@svc/auth";
 import { waitFor } from "@svc/common";
-import { thrownBy } from "@svc/testkit";
+import { type SeededRealm, seedTestRealm, thrownBy } from "@svc/testkit";
+import { issueToken } from "@svc/token";
 import { type Logger, pino } from "pino";
 import {
   AUDIT_UNAVAILABLE_STATUS,
@@ -29,25 +30,30 @@ import {
   readStream,
   Server,
 } from "./support/echo-service.ts";
-import { type LocalIssuer, startLocalIssuer } from "./support/local-issuer.ts";
 import { recordsIn, tempDir } from "./support/temp-dir.ts";
 
 const silent = pino({ level: "silent" });
-let issuer: LocalIssuer;
+let realm: SeededRealm;
+let noRole: string;
 let auth: AuthCore;
 let dir: Awaited<ReturnType<typeof tempDir>>;
 let token: string;
 
 beforeAll(async () => {
-  issuer = await startLocalIssuer();
-  auth = createAuthCore({ config: parseAuthConfig({ SVC_AUTH_ISSUER: issuer.issuer }), logger: silent });
+  // The stack's Keycloak, a realm of this file's own: users `app` (role app) and `ops`, tenant `tenant-a`.
+  realm = await seedTestRealm("interceptor", "tenant-a");
+  const { url, realm: name, clientId, userPassword } = realm.seed;
+  const accessToken = async (user: string) =>
+    (await issueToken({ url, realm: name, clientId }, { user, password: userPassword })).access_token;
+  auth = createAuthCore({ config: parseAuthConfig({ SVC_AUTH_ISSUER: realm.issuer }), logger: silent });
   await auth.start();
-  token = await issuer.mint();
+  token = await accessToken("app");
+  noRole = await accessToken("ops");
   dir = await tempDir("interceptor");
 });
 
 afterAll(async () => {
-  issuer.stop();
+  await realm.remove();
   await dir.remove();
 });
 
@@ -160,7 +166,7 @@ test("a unary call: one record with every spec field, valid for @svc/audit-recor
     resource: "echo/alpha",
     result: "ok",
     claimed_tenant_id: "tenant-a",
-    principal_id: "principal-1",
+    principal_id: "svc-app",
     tenant_id: "tenant-a",
   });
   expect(record.duration_ms).toBeGreaterThanOrEqual(0);
@@ -184,14 +190,13 @@ test("error results: the handler's status name, INTERNAL for a throwing handler"
   expect((await callUnary(h.client, { name: "y", throws: true }, metadata())).code).toBe(status.INTERNAL);
   const records = await h.records();
   expect(records.map((record) => [record.resource, record.result, record.principal_id])).toEqual([
-    ["echo/x", "NOT_FOUND", "principal-1"],
-    ["echo/y", "INTERNAL", "principal-1"],
+    ["echo/x", "NOT_FOUND", "svc-app"],
+    ["echo/y", "INTERNAL", "svc-app"],
   ]);
 });
 
 test("calls refused by auth are recorded with the claimed tenant and no verified identity", async () => {
   const h = await harness();
-  const noRole = await issuer.mint({ realm_access: { roles: ["ops"] } });
   expect((await callUnary(h.client, { name: "a" }, metadata("tenant-a", null))).code).toBe(status.UNAUTHENTICATED);
   expect((await callUnary(h.client, { name: "b" }, metadata("tenant-a", noRole))).code).toBe(status.PERMISSION_DENIED);
   expect((await callUnary(h.client, { name: "c" }, metadata("tenant-b"))).code).toBe(status.PERMISSION_DENIED);
@@ -224,10 +229,10 @@ test("streaming calls: server stream (ok and failing mid-way), client stream and
   expect((await echoed).messages).toEqual([{ echo: "b1" }]);
   const records = await h.records();
   expect(records.map((r) => [r.action, r.resource, r.result, r.principal_id])).toEqual([
-    ["/test.Echo/server_stream", "stream/s1", "ok", "principal-1"],
-    ["/test.Echo/server_stream", "stream/s2", "ABORTED", "principal-1"],
-    ["/test.Echo/client_stream", "", "ok", "principal-1"],
-    ["/test.Echo/bidi", "", "ok", "principal-1"],
+    ["/test.Echo/server_stream", "stream/s1", "ok", "svc-app"],
+    ["/test.Echo/server_stream", "stream/s2", "ABORTED", "svc-app"],
+    ["/test.Echo/client_stream", "", "ok", "svc-app"],
+    ["/test.Echo/bidi", "", "ok", "svc-app"],
   ]);
 });
 

@@ -4,6 +4,7 @@ import { waitFor } from "@svc/common";
 import { leaderAmong, type ReplicaProcess } from "@svc/component-runtime/testing";
 import { rejectionOf } from "@svc/testkit";
 import { codeOf, endpointHarness } from "./support/endpoint-harness.ts";
+import type { TestRole } from "./support/test-issuer.ts";
 
 // Two endpoints in front of two backends (k8s-lease on the stack's apiserver) and a shaper, all real processes.
 let h: Awaited<ReturnType<typeof endpointHarness>>;
@@ -61,12 +62,16 @@ test("both endpoints are Ready once a backend leads; /health/deps shows the back
   const record = await (endpoints[0] as ReplicaProcess).waitForLine(
     (l) => l.action === "/svc.endpoint.v1.EndpointService/SubmitJob" && l.result === "ok",
   );
-  expect(record).toMatchObject({ source: "endpoint", principal_id: "p-app", tenant_id: "tenant-a" });
+  expect(record).toMatchObject({
+    source: "endpoint",
+    principal_id: h.issuer.principalOf("app"),
+    tenant_id: "tenant-a",
+  });
 });
 
 test("/admin/services needs the security role and /admin/indexes the ops role; the wrong role gets 403", async () => {
   const port = await h.adminPort(endpoints[0] as ReplicaProcess);
-  const get = async (path: string, roles: string[]) => {
+  const get = async (path: string, roles: TestRole[]) => {
     const response = await fetch(`http://127.0.0.1:${port}${path}`, {
       headers: { authorization: `Bearer ${await h.issuer.token(roles)}`, "x-tenant-id": "tenant-a" },
     });

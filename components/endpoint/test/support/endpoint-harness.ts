@@ -17,7 +17,7 @@ const TIMINGS = {
   SVC_ELECTION_RETRY_PERIOD_SECONDS: "0.5",
 };
 
-/** Two backends (k8s-lease), one shaper and endpoints as real processes; auth against a local test issuer. */
+/** Two backends (k8s-lease), one shaper and endpoints as real processes; auth against the stack's Keycloak. */
 export async function endpointHarness(purpose: string) {
   const stack = stackEnv();
   const schema = randomName(`t_${purpose}`).replaceAll("-", "_");
@@ -107,7 +107,7 @@ export async function endpointHarness(purpose: string) {
     async remove() {
       for (const client of clients.splice(0)) client.close();
       await Promise.all(processes.splice(0).map((p) => p.stop()));
-      issuer.stop();
+      await issuer.stop();
       await namespace.remove();
       await sql.unsafe(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
       await sql.close();

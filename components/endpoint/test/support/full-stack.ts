@@ -208,7 +208,7 @@ export async function fullStack(purpose: string, options: { specTimings?: boolea
     pods,
     async remove() {
       await Promise.all(all.map((r) => r.stop()));
-      issuer.stop();
+      await issuer.stop();
       await namespace.remove();
       await sql.unsafe(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
       await sql.close();
