@@ -1,7 +1,7 @@
 import { S3Client } from "@aws-sdk/client-s3";
-import { Server, ServerCredentials } from "@grpc/grpc-js";
+import { Server } from "@grpc/grpc-js";
 import { createAuthCore } from "@svc/auth";
-import type { RunnableService } from "@svc/common";
+import { bindGrpcServer, type RunnableService, stopGrpcServer } from "@svc/common";
 import { grpcHealth, HealthState } from "@svc/health";
 import { HealthService } from "@svc/proto";
 import { SQL } from "bun";
@@ -24,14 +24,6 @@ export interface AuditApi extends RunnableService {
   readonly queries: AuditQueries;
   /** The freshness tail's records (undefined without SVC_AUDIT_KAFKA_BROKERS). */
   readonly tail: TailStore | undefined;
-}
-
-function bindGrpc(server: Server, address: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    server.bindAsync(address, ServerCredentials.createInsecure(), (error, port) =>
-      error ? reject(error) : resolve(port),
-    );
-  });
 }
 
 /**
@@ -78,7 +70,7 @@ export async function startAuditApi(config: AuditApiConfig, options: { logger: L
   addReflection(grpc);
   let grpcPort: number;
   try {
-    grpcPort = await bindGrpc(grpc, `${config.grpcHost}:${config.grpcPort}`);
+    grpcPort = await bindGrpcServer(grpc, `${config.grpcHost}:${config.grpcPort}`);
   } catch (error) {
     await closeClients();
     throw error;
@@ -115,10 +107,7 @@ export async function startAuditApi(config: AuditApiConfig, options: { logger: L
     stopping ??= (async () => {
       await rest.stop();
       // Open health watches never end by themselves: a bounded graceful stop, then the rest is cut.
-      const graceful = new Promise<void>((resolve) => grpc.tryShutdown(() => resolve()));
-      const timeout = new Promise<void>((resolve) => setTimeout(resolve, 5_000).unref());
-      await Promise.race([graceful, timeout]);
-      grpc.forceShutdown();
+      await stopGrpcServer(grpc, 5_000);
       await closeClients();
       logger.info({}, "audit api stopped");
       resolveDone();

@@ -1,3 +1,4 @@
+export { bindGrpcServer, stopGrpcServer } from "./src/grpc-server.ts";
 export {
   type HealthReport,
   type MetricsServer,

@@ -1,7 +1,7 @@
 import { Server, ServerCredentials } from "@grpc/grpc-js";
 import { type AuditEmitter, createAuditEmitter } from "@svc/audit-emitter";
 import { createAuthCore } from "@svc/auth";
-import type { RunnableService } from "@svc/common";
+import { bindGrpcServer, type RunnableService, stopGrpcServer } from "@svc/common";
 import { grpcHealth, HealthState } from "@svc/health";
 import { HealthService, KmsServiceService } from "@svc/proto";
 import { SQL } from "bun";
@@ -27,12 +27,8 @@ export interface Kms extends RunnableService {
 }
 
 function bindGrpc(server: Server, address: string, credentials: ServerCredentials): Promise<number> {
-  return new Promise((resolve, reject) => {
-    server.bindAsync(address, credentials, (error, port) =>
-      error
-        ? reject(new KmsError("KMS_LISTEN_FAILED", `cannot bind ${address}: ${error.message}`, { cause: error }))
-        : resolve(port),
-    );
+  return bindGrpcServer(server, address, credentials).catch((error: Error) => {
+    throw new KmsError("KMS_LISTEN_FAILED", `cannot bind ${address}: ${error.message}`, { cause: error });
   });
 }
 
@@ -151,9 +147,7 @@ export async function startKms(config: KmsConfig, options: { logger: Logger }): 
     const stop = () => {
       stopping ??= (async () => {
         await http.stop();
-        const graceful = new Promise<void>((resolve) => grpc.tryShutdown(() => resolve()));
-        await Promise.race([graceful, new Promise<void>((resolve) => setTimeout(resolve, 5_000).unref())]);
-        grpc.forceShutdown();
+        await stopGrpcServer(grpc, 5_000);
         vault.seal();
         await emitter.close();
         await sql.close();

@@ -1,12 +1,11 @@
 import {
   Server,
-  ServerCredentials,
   type ServerInterceptor,
   type ServiceDefinition,
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
 import { CoreV1Api, PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
-import type { RunnableService } from "@svc/common";
+import { bindGrpcServer, type RunnableService, stopGrpcServer } from "@svc/common";
 import {
   type ComponentProfile,
   createElector,
@@ -79,14 +78,6 @@ export interface Replica extends RunnableService {
 }
 
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
-
-function bindGrpc(server: Server, address: string): Promise<number> {
-  return new Promise((resolve, reject) =>
-    server.bindAsync(address, ServerCredentials.createInsecure(), (error, port) =>
-      error ? reject(error) : resolve(port),
-    ),
-  );
-}
 
 const mergePatch = setHeaderOptions("Content-Type", PatchStrategy.MergePatch);
 
@@ -193,7 +184,7 @@ export async function startReplica(options: StartReplicaOptions): Promise<Replic
       options.services.map((s) => s.name),
     ),
   );
-  const grpcPort = await bindGrpc(grpc, `${config.host}:${config.grpcPort}`);
+  const grpcPort = await bindGrpcServer(grpc, `${config.host}:${config.grpcPort}`);
   address = `${config.advertiseHost}:${grpcPort}`;
   let healthServer: ReturnType<typeof serveHealth> | undefined;
   const activeController = new AbortController();
@@ -230,8 +221,7 @@ export async function startReplica(options: StartReplicaOptions): Promise<Replic
       activeController.abort(new Error("stopping"));
       await elector.stop().catch((error: unknown) => logger.warn({ err: messageOf(error) }, "release failed"));
       await within(stopStepMs, serving);
-      await within(stopStepMs, new Promise<void>((resolve) => grpc.tryShutdown(() => resolve())));
-      grpc.forceShutdown();
+      await stopGrpcServer(grpc, stopStepMs);
       await healthServer?.stop();
       await options.close?.();
       logger.info({ event: "stopped" }, `${profile.name} replica stopped`);
