@@ -1,8 +1,9 @@
+import { backoffMs } from "@svc/common";
 import type { Logger } from "pino";
 import type { AgentMetrics } from "./agent-metrics.ts";
 import { type Checkpoint, writeCheckpoint } from "./checkpoint-file.ts";
 import type { AgentError } from "./errors.ts";
-import { backoffMs, Wakeup } from "./wakeup.ts";
+import { Wakeup } from "./wakeup.ts";
 
 export interface CheckpointWriterOptions {
   path: string;

@@ -1,11 +1,12 @@
 import type { MessageToProduce, Producer } from "@platformatic/kafka";
+import { backoffMs } from "@svc/common";
 import type { Logger } from "pino";
 import type { AgentMetrics } from "./agent-metrics.ts";
 import type { DeadLetterReason } from "./classify-line.ts";
 import type { AgentError } from "./errors.ts";
 import { sendError } from "./kafka-send-error.ts";
 import type { SourceFile } from "./source-file.ts";
-import { backoffMs, Wakeup } from "./wakeup.ts";
+import { Wakeup } from "./wakeup.ts";
 
 export type KafkaMessage = MessageToProduce<Buffer, Buffer, Buffer, Buffer>;
 

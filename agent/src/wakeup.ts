@@ -26,9 +26,3 @@ export class Wakeup {
     for (const waiter of waiters) waiter();
   }
 }
-
-/** Exponential backoff with jitter: 100 ms, 200 ms, ... up to `maxMs`. */
-export function backoffMs(attempt: number, maxMs = 5_000): number {
-  const base = Math.min(maxMs, 100 * 2 ** Math.min(attempt, 16));
-  return Math.round(base / 2 + Math.random() * (base / 2));
-}

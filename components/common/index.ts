@@ -1,3 +1,4 @@
+export { backoffMs } from "./src/backoff.ts";
 export { bindGrpcServer, stopGrpcServer } from "./src/grpc-server.ts";
 export {
   type HealthReport,

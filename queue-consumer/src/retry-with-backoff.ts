@@ -1,3 +1,4 @@
+import { backoffMs } from "@svc/common";
 import { QueueConsumerError } from "./errors.ts";
 
 export interface RetryOptions {
@@ -35,7 +36,6 @@ export async function retryWithBackoff<T>(
   operation: () => Promise<T>,
   options: RetryOptions,
 ): Promise<T> {
-  let delay = 100;
   for (let attempt = 1; ; attempt++) {
     if (options.signal.aborted) throw aborted(what);
     try {
@@ -43,10 +43,9 @@ export async function retryWithBackoff<T>(
     } catch (error) {
       if (!(error instanceof QueueConsumerError) || !error.canRetry) throw error;
       if (options.maxAttempts !== undefined && attempt >= options.maxAttempts) throw error;
-      const wait = Math.min(options.maxDelayMs, delay) * (0.5 + Math.random() / 2);
-      options.onRetry?.(error, attempt, Math.round(wait));
+      const wait = backoffMs(attempt - 1, options.maxDelayMs);
+      options.onRetry?.(error, attempt, wait);
       await sleep(wait, options.signal);
-      delay = Math.min(options.maxDelayMs, delay * 2);
     }
   }
 }
