@@ -17,3 +17,4 @@ export { type PrivateServers, startPrivateServers } from "./src/private-servers.
 export { type PrivateStack, preparePrivateStack } from "./src/private-stack.ts";
 export { type SeededRealm, seedTestRealm } from "./src/seeded-realm.ts";
 export { type StackEnv, stackEnv } from "./src/stack-env.ts";
+export { type TempDir, tempDir } from "./src/temp-dir.ts";

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { thrownBy } from "@svc/testkit";
+import { tempDir, thrownBy } from "@svc/testkit";
 import { AgentError, parseAgentConfig } from "../index.ts";
-import { tempDir } from "./support/records.ts";
+
 import { spawnAgent } from "./support/spawn-agent.ts";
 
 let dir: { path: string; remove(): Promise<void> };

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { appendFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { describeWithServers, type PrivateServers, startPrivateServers, waitFor } from "@svc/testkit";
+import { describeWithServers, type PrivateServers, startPrivateServers, tempDir, waitFor } from "@svc/testkit";
 import { type Agent, startAgent } from "../index.ts";
 import { createTopics, idCounts, readTopic } from "./support/kafka.ts";
-import { lines, scrape, tempDir, testConfig } from "./support/records.ts";
+import { lines, scrape, testConfig } from "./support/records.ts";
 
 describeWithServers("agent while its Kafka is stopped and started again (a private broker)", () => {
   let kafka: PrivateServers | undefined;

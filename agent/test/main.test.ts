@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { appendFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { stackEnv, waitFor } from "@svc/testkit";
+import { stackEnv, tempDir, waitFor } from "@svc/testkit";
 import { readCheckpoint } from "../index.ts";
 import { createTopics, idCounts, readTopic, type TestTopics } from "./support/kafka.ts";
-import { lines, scrape, tempDir } from "./support/records.ts";
+import { lines, scrape } from "./support/records.ts";
 import { spawnAgent } from "./support/spawn-agent.ts";
 
 const brokers = stackEnv().kafkaBrokers;

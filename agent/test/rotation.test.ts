@@ -1,10 +1,10 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { appendFileSync, copyFileSync, renameSync, rmSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { stackEnv, waitFor } from "@svc/testkit";
+import { stackEnv, tempDir, waitFor } from "@svc/testkit";
 import { type Agent, startAgent } from "../index.ts";
 import { createTopics, idCounts, readTopic, type TestTopics } from "./support/kafka.ts";
-import { lines, scrape, tempDir, testConfig } from "./support/records.ts";
+import { lines, scrape, testConfig } from "./support/records.ts";
 
 const brokers = stackEnv().kafkaBrokers;
 let topics: TestTopics;

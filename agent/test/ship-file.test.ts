@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { appendFileSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { stackEnv, waitFor } from "@svc/testkit";
+import { stackEnv, tempDir, waitFor } from "@svc/testkit";
 import pino from "pino";
 import { type Agent, readCheckpoint, startAgent } from "../index.ts";
 import {
@@ -13,7 +13,7 @@ import {
   readTopic,
   type TestTopics,
 } from "./support/kafka.ts";
-import { auditRecord, captureLogs, line, lines, scrape, tempDir, testConfig } from "./support/records.ts";
+import { auditRecord, captureLogs, line, lines, scrape, testConfig } from "./support/records.ts";
 
 const brokers = stackEnv().kafkaBrokers;
 let topics: TestTopics;

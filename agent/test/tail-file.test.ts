@@ -1,14 +1,14 @@
 import { afterEach, expect, test } from "bun:test";
-import { appendFileSync, copyFileSync, mkdtempSync, rmSync, truncateSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { appendFileSync, copyFileSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { type TempDir, tempDir } from "@svc/testkit";
 import pino from "pino";
 import type { SourceEvent } from "../src/line-source.ts";
 import { TailFile } from "../src/tail-file.ts";
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+const dirs: TempDir[] = [];
+afterEach(async () => {
+  await Promise.all(dirs.splice(0).map((dir) => dir.remove()));
 });
 
 const line = (prefix: string, n: number) => `${prefix}-${String(n).padStart(6, "0")}\n`;
@@ -30,9 +30,9 @@ async function readUntil(
 }
 
 test("copytruncate refilled past the read position before the periodic check: the rest comes from the copy, nothing of the new file is taken for it", async () => {
-  const dir = mkdtempSync(join(tmpdir(), "tail-file-"));
+  const dir = await tempDir("agent-tail-file");
   dirs.push(dir);
-  const path = join(dir, "audit.jsonl");
+  const path = join(dir.path, "audit.jsonl");
   writeFileSync(path, lines("old", 0, 100));
   // Read again at once, before the file's end: only the check after each read can notice the truncation.
   const tail = await TailFile.open(path, undefined, {

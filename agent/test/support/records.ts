@@ -1,6 +1,3 @@
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import type { AuditRecord } from "@svc/audit-record";
 import { type AgentConfig, parseAgentConfig } from "../../index.ts";
 
@@ -31,11 +28,6 @@ export function lines(prefix: string, from: number, count: number, tenant?: stri
   let text = "";
   for (let n = from; n < from + count; n += 1) text += line(auditRecord(`${prefix}-${n}`, { tenant }));
   return text;
-}
-
-export async function tempDir(purpose: string): Promise<{ path: string; remove(): Promise<void> }> {
-  const path = await mkdtemp(join(tmpdir(), `svc-agent-${purpose}-`));
-  return { path, remove: () => rm(path, { recursive: true, force: true }) };
 }
 
 /** The agent's settings for a test: fast polls and linger, metrics on an ephemeral port, silent logs. */

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { rename } from "node:fs/promises";
 import { join } from "node:path";
 import { parseRecords } from "@svc/audit-record";
-import { rejectionOf } from "@svc/testkit";
+import { rejectionOf, tempDir } from "@svc/testkit";
 import { pino } from "pino";
 import {
   AuditEmitterError,
@@ -13,7 +13,7 @@ import {
   type KmsEventKind,
   REDACTED,
 } from "../index.ts";
-import { recordsIn, tempDir } from "./support/temp-dir.ts";
+import { recordsIn } from "./support/records-in.ts";
 
 const silent = pino({ level: "silent" });
 let dir: Awaited<ReturnType<typeof tempDir>>;

@@ -4,7 +4,7 @@ import { Metadata, status } from "@grpc/grpc-js";
 import { type AuditRecord, validateRecord } from "@svc/audit-record";
 import { type AuthCore, authorizeService, createAuthCore, parseAuthConfig } from "@svc/auth";
 import { waitFor } from "@svc/common";
-import { type SeededRealm, seedTestRealm, thrownBy } from "@svc/testkit";
+import { type SeededRealm, seedTestRealm, tempDir, thrownBy } from "@svc/testkit";
 import { issueToken } from "@svc/token";
 import { type Logger, pino } from "pino";
 import {
@@ -30,7 +30,7 @@ import {
   readStream,
   Server,
 } from "./support/echo-service.ts";
-import { recordsIn, tempDir } from "./support/temp-dir.ts";
+import { recordsIn } from "./support/records-in.ts";
 
 const silent = pino({ level: "silent" });
 let realm: SeededRealm;

@@ -1,9 +1,8 @@
 import { afterEach, beforeEach, expect, test } from "bun:test";
 import { readFile, rename, rm, stat, truncate, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { rejectionOf } from "@svc/testkit";
+import { rejectionOf, tempDir } from "@svc/testkit";
 import { AUDIT_FILE_MODE, AuditEmitterError, FileTarget } from "../index.ts";
-import { tempDir } from "./support/temp-dir.ts";
 
 let dir: Awaited<ReturnType<typeof tempDir>>;
 let path: string;

@@ -3,9 +3,8 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { waitFor } from "@svc/common";
-import { rejectionOf } from "@svc/testkit";
+import { rejectionOf, tempDir } from "@svc/testkit";
 import { AuditEmitterError, FileTarget, JsonlSink, type SinkTarget, StreamTarget } from "../index.ts";
-import { tempDir } from "./support/temp-dir.ts";
 
 let dir: Awaited<ReturnType<typeof tempDir>>;
 
