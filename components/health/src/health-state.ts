@@ -18,7 +18,7 @@ export interface HealthSnapshot {
   since: string;
 }
 
-/** Where the role comes from when it is live (an elector); `setRole` is ignored while a source is set. */
+/** Where the role comes from when it is live (an elector): read at every request, so it overrides any `setRole`. */
 export interface RoleSource {
   role(): HealthRole;
   holder(): string | undefined;
