@@ -59,8 +59,9 @@ const shipped = (agent: Agent, n: number, sample = "svc_agent_records_shipped_to
 describe("agent tailing a file (real Kafka)", () => {
   test("ships each line keyed by tenant with CreateTime = the record's time; a partial last line waits for its newline", async () => {
     const { source, checkpoint } = paths();
-    const t1 = new Date("2026-11-20T10:00:00.123Z");
-    const t2 = new Date("2026-11-21T11:30:00.456Z");
+    // Inside the topic's retention (24 h on the stack): the broker deletes older records at its next check.
+    const t1 = new Date(Date.now() - 2 * 3_600_000 + 123);
+    const t2 = new Date(Date.now() - 3_600_000 + 456);
     const a = auditRecord("key-a", { tenant: "tenant-a", time: t1 });
     const b = auditRecord("key-b", { tenant: "tenant-b", time: t2 });
     const c = { ...auditRecord("key-c", { time: t2 }), tenant_id: "", claimed_tenant_id: "claimed-c" };
