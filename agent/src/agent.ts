@@ -162,11 +162,13 @@ export async function startAgent(config: AgentConfig, options: StartAgentOptions
     if (classified.kind === "record") {
       // `partition` is the default partitioner's value for the key, kept per tenant (the client takes it modulo
       // the partition count), so the client does not hash every record's key again.
+      // CreateTime = when the agent ships it, not the record's `time`: the broker's time retention counts from the
+      // timestamp, so a backlog older than the retention would be deleted before the writer read it.
       return {
         topic: config.topic,
         key: classified.key,
         value: line.bytes,
-        timestamp: classified.timestamp,
+        timestamp: BigInt(Date.now()),
         partition: classified.partition,
         kind: "record",
         file,

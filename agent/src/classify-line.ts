@@ -10,10 +10,10 @@ export type DeadLetterReason = (typeof DEAD_LETTER_REASONS)[number];
 
 export type ClassifiedLine =
   /**
-   * A valid audit record: `key` is its tenant (empty when it has none), `timestamp` its `time` in ms, `partition`
-   * the producer's default partitioner's value for the key (murmur2, before the modulo; undefined without a key).
+   * A valid audit record: `key` is its tenant (empty when it has none), `partition` the producer's default
+   * partitioner's value for the key (murmur2, before the modulo; undefined without a key).
    */
-  | { kind: "record"; key: Buffer | undefined; timestamp: bigint; partition: number | undefined }
+  | { kind: "record"; key: Buffer | undefined; partition: number | undefined }
   | { kind: "dead-letter"; reason: DeadLetterReason; error: string }
   /** An empty or all-whitespace line: nothing to ship. */
   | { kind: "blank" };
@@ -93,26 +93,16 @@ function scannedKey(b: Uint8Array, start: number, end: number): TenantKey | unde
   return key;
 }
 
-// Records written close together share their `time` (ms resolution): the last one's value is kept.
-let lastTime = "";
+// Records written close together share their `time` (ms resolution): the last well-formed one is kept.
 let lastTimeBytes: Buffer = Buffer.alloc(0);
-let lastTimestamp = 0n;
 
-/** `time` in ms when it has the schema's `date-time` format (RFC 3339 that `Date.parse` reads), else undefined. */
-function timestampOf(time: string): bigint | undefined {
-  if (time === lastTime) return lastTimestamp;
-  if (!RFC3339.test(time)) return undefined;
-  const ms = Date.parse(time);
-  if (Number.isNaN(ms)) return undefined;
-  lastTime = time;
+/** Whether `time` has the schema's `date-time` format (RFC 3339 that `Date.parse` reads). */
+function wellFormedTime(b: Uint8Array, start: number, end: number): boolean {
+  if (sameBytes(b, start, end, lastTimeBytes)) return true;
+  const time = latin1(b, start, end);
+  if (!RFC3339.test(time) || Number.isNaN(Date.parse(time))) return false;
   lastTimeBytes = Buffer.from(time, "latin1");
-  lastTimestamp = BigInt(ms);
-  return lastTimestamp;
-}
-
-function scannedTimestamp(b: Uint8Array, start: number, end: number): bigint | undefined {
-  if (sameBytes(b, start, end, lastTimeBytes)) return lastTimestamp;
-  return timestampOf(latin1(b, start, end));
+  return true;
 }
 
 const scanned: ScanResult = { timeStart: 0, timeEnd: 0, tenantStart: 0, tenantEnd: 0, claimedStart: 0, claimedEnd: 0 };
@@ -120,13 +110,12 @@ const scanned: ScanResult = { timeStart: 0, timeEnd: 0, tenantStart: 0, tenantEn
 /** The fast path: a line `scanRecord` accepts and whose time is well-formed, classified without parsing it. */
 function scannedRecord(bytes: Buffer): ClassifiedLine | undefined {
   if (!scanRecord(bytes, scanned, plainAttributeName)) return undefined;
-  const timestamp = scannedTimestamp(bytes, scanned.timeStart, scanned.timeEnd);
-  if (timestamp === undefined) return undefined;
+  if (!wellFormedTime(bytes, scanned.timeStart, scanned.timeEnd)) return undefined;
   const key =
     scanned.tenantEnd > scanned.tenantStart
       ? scannedKey(bytes, scanned.tenantStart, scanned.tenantEnd)
       : scannedKey(bytes, scanned.claimedStart, scanned.claimedEnd);
-  return { kind: "record", key: key?.key, timestamp, partition: key?.partition };
+  return { kind: "record", key: key?.key, partition: key?.partition };
 }
 
 /** The tenant a record is keyed by: the verified `tenant_id`, else `claimed_tenant_id`, else none. */
@@ -163,5 +152,5 @@ export function classifyLine(line: SourceLine): ClassifiedLine {
     }
   }
   const key = keyOf(tenantKey(record));
-  return { kind: "record", key: key?.key, timestamp: BigInt(Date.parse(record.time)), partition: key?.partition };
+  return { kind: "record", key: key?.key, partition: key?.partition };
 }
