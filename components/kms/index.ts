@@ -6,5 +6,5 @@ export { grpcCodeOf, KMS_ERROR_CODES, KmsError, type KmsErrorCode, kmsErrorStatu
 export { KEY_NAME, KeyService, MAX_PAYLOAD_BYTES } from "./src/key-service.ts";
 export { type KeyKindName, type KeyRow, type KeyStateName, KeyStore, type MasterRow } from "./src/key-store.ts";
 export { type Kms, startKms } from "./src/kms.ts";
-export { KMS, KMS_AUDIT } from "./src/profile.ts";
+export { KMS } from "./src/profile.ts";
 export { unwrapMasterKey, Vault } from "./src/vault.ts";

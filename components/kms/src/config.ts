@@ -5,6 +5,7 @@ import { Value } from "@sinclair/typebox/value";
 import { type EmitterConfig, loadEmitterConfig } from "@svc/audit-emitter";
 import { type AuthConfig, parseAuthConfig } from "@svc/auth";
 import { KmsError } from "./errors.ts";
+import { KMS } from "./profile.ts";
 
 const IDENTIFIER = "^[a-z_][a-z0-9_]{0,62}$";
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
@@ -14,7 +15,8 @@ const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"
  * from the environment: the passphrase never comes from the command line. Integers are decimal.
  */
 export const KmsEnvSchema = Type.Object({
-  SVC_KMS_PORT: Type.Integer({ minimum: 0, maximum: 65_535, default: 50_090, description: "gRPC port (spec)" }),
+  SVC_KMS_PORT: Type.Integer({ minimum: 0, maximum: 65_535, default: KMS.grpcPort, description: "gRPC port (spec)" }),
+  HOSTNAME: Type.String({ minLength: 1, default: "kms", description: "instance name in /health (the Pod's name)" }),
   SVC_KMS_HOST: Type.String({ minLength: 1, default: "0.0.0.0", description: "gRPC address" }),
   SVC_KMS_HTTP_PORT: Type.Integer({ minimum: 0, maximum: 65_535, default: 8090, description: "/admin, /health" }),
   SVC_KMS_HTTP_HOST: Type.String({ minLength: 1, default: "0.0.0.0" }),
@@ -53,6 +55,8 @@ export interface TlsSettings {
 export interface KmsConfig {
   grpcPort: number;
   grpcHost: string;
+  /** The instance name `/health` reports (`HOSTNAME`: the Pod's name in a cluster). */
+  instance: string;
   httpPort: number;
   httpHost: string;
   pgUrl: string;
@@ -159,6 +163,7 @@ export function parseKmsConfig(env: Record<string, string | undefined>): KmsConf
   return {
     grpcPort: parsed.SVC_KMS_PORT,
     grpcHost: parsed.SVC_KMS_HOST,
+    instance: parsed.HOSTNAME,
     httpPort: parsed.SVC_KMS_HTTP_PORT,
     httpHost: parsed.SVC_KMS_HTTP_HOST,
     pgUrl: parsed.SVC_KMS_PG_URL,

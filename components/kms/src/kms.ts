@@ -102,7 +102,7 @@ export async function startKms(config: KmsConfig, options: { logger: Logger }): 
       logger.warn({ setting: "SVC_KMS_TLS=false" }, "kms: TLS is OFF (plaintext gRPC and HTTP): explicitly configured");
     }
 
-    const health = new HealthState("kms", process.env.HOSTNAME ?? "kms", "active");
+    const health = new HealthState("kms", config.instance, "active");
     health.follow({
       role: () => (vault.sealed ? "follower" : "active"),
       holder: () => undefined,

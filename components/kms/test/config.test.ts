@@ -16,7 +16,14 @@ const refusal = (env: Record<string, string>) => thrownBy(() => parseKmsConfig(e
 
 test("defaults: port 50090, TLS on, bootstrap never, the KMS's own audit file, fail-closed", () => {
   const config = parseKmsConfig(BASE);
-  expect(config).toMatchObject({ grpcPort: 50_090, httpPort: 8090, schema: "kms", bootstrap: "never" });
+  expect(config).toMatchObject({
+    grpcPort: 50_090,
+    httpPort: 8090,
+    schema: "kms",
+    bootstrap: "never",
+    instance: "kms",
+  });
+  expect(parseKmsConfig({ ...BASE, HOSTNAME: "kms-0" }).instance).toBe("kms-0");
   expect(config.tls).toMatchObject({
     enabled: true,
     certDays: 30,
