@@ -6,6 +6,13 @@ export {
   ShardObjectsEnv,
   shardObjectsSettings,
 } from "./src/components-env.ts";
+export {
+  type DeployedComponent,
+  type DeploymentSettings,
+  deploymentEnv,
+  HA_COMPONENTS,
+  type HaComponent,
+} from "./src/deployment-env.ts";
 export { RUNTIME_ERROR_CODES, RuntimeError, type RuntimeErrorCode } from "./src/errors.ts";
 export { answerUnary, grpcRefusal, grpcStatusOf } from "./src/grpc-status.ts";
 export { ensureModelTables, tableOf } from "./src/model-tables.ts";

@@ -1,7 +1,13 @@
 import { CoordinationV1Api, CoreV1Api } from "@kubernetes/client-node";
 import { BACKEND_MAIN } from "@svc/backend";
 import { waitFor } from "@svc/common";
-import { ensureModelTables } from "@svc/component-runtime";
+import {
+  type DeploymentSettings,
+  deploymentEnv,
+  ensureModelTables,
+  HA_COMPONENTS,
+  type HaComponent,
+} from "@svc/component-runtime";
 import { ReplicaProcess } from "@svc/component-runtime/testing";
 import { COMPUTE_MAIN } from "@svc/compute";
 import { loadKubeConfig, makeKubeClient } from "@svc/kube";
@@ -12,8 +18,7 @@ import { SQL } from "bun";
 import { ENDPOINT_MAIN } from "../../index.ts";
 import { startTestIssuer } from "./test-issuer.ts";
 
-export const HA_COMPONENTS = ["orchestrator", "backend", "compute", "shaper"] as const;
-export type HaComponent = (typeof HA_COMPONENTS)[number];
+export { HA_COMPONENTS, type HaComponent };
 
 const MAINS: Record<HaComponent | "endpoint", string> = {
   orchestrator: ORCHESTRATOR_MAIN,
@@ -67,72 +72,30 @@ export async function fullStack(purpose: string, options: { specTimings?: boolea
     return p;
   };
   const pods = (component: string) => [`${component}-a`, `${component}-b`];
-  const addresses = (component: string) =>
-    pods(component)
-      .map((pod) => `127.0.0.1:${portsOf(pod).grpc}`)
-      .join(",");
+  const addresses = (component: string) => pods(component).map((pod) => `127.0.0.1:${portsOf(pod).grpc}`);
 
-  const envOf = (component: HaComponent | "endpoint"): Record<string, string> => {
-    const timings: Record<string, string> = fast
-      ? {
-          SVC_ELECTION_LEASE_DURATION_SECONDS: "3",
-          SVC_ELECTION_RENEW_DEADLINE_SECONDS: "2",
-          SVC_ELECTION_RETRY_PERIOD_SECONDS: "0.5",
-        }
-      : {};
-    const period = (ms: string): string => (fast ? ms : "");
-    const common = {
-      ...timings,
-      SVC_ELECTION_KUBECONFIG: stack.kubeconfig,
-      SVC_ELECTION_NAMESPACE: namespace.name,
-      SVC_COMPONENTS_PG_URL: stack.postgresUrl,
-      SVC_COMPONENTS_PG_SCHEMA: schema,
-    };
-    const s3 = {
-      SVC_COMPONENTS_S3_ENDPOINT: stack.s3.endpoint,
-      SVC_COMPONENTS_S3_REGION: stack.s3.region,
-      SVC_COMPONENTS_S3_ACCESS_KEY: stack.s3.accessKeyId,
-      SVC_COMPONENTS_S3_SECRET_KEY: stack.s3.secretAccessKey,
-      SVC_COMPONENTS_S3_BUCKET: "svc-audit",
-    };
-    switch (component) {
-      case "orchestrator":
-        return {
-          ...common,
-          SVC_ELECTION_BACKEND: "k8s-lease",
-          SVC_ORCHESTRATOR_TICK_MS: period("200"),
-          SVC_ORCHESTRATOR_NODE_TIMEOUT_MS: period("1500"),
-        };
-      case "compute":
-        return {
-          ...common,
-          ...s3,
-          SVC_ELECTION_BACKEND: "k8s-lease",
-          SVC_COMPUTE_ORCHESTRATOR_ADDRESSES: addresses("orchestrator"),
-          SVC_COMPUTE_HEARTBEAT_MS: period("200"),
-        };
-      case "shaper":
-        return { ...common, SVC_ELECTION_BACKEND: "k8s-lease", SVC_SHAPER_JOB_WORK_MS: "20" };
-      case "backend":
-        return {
-          ...common,
-          ...s3,
-          SVC_ELECTION_BACKEND: "k8s-lease",
-          SVC_BACKEND_SHAPER_ADDRESSES: addresses("shaper"),
-          SVC_BACKEND_TICK_MS: period("100"),
-          SVC_COMPONENTS_S3_PREFIX: prefix,
-        };
-      case "endpoint":
-        return {
-          SVC_ENDPOINT_DISCOVERY: "k8s",
-          SVC_ENDPOINT_NAMESPACE: namespace.name,
-          SVC_ENDPOINT_KUBECONFIG: stack.kubeconfig,
-          SVC_ENDPOINT_PROBE_MS: period("100"),
-          SVC_ENDPOINT_ADMIN_PORT: "0",
-          SVC_AUTH_ISSUER: issuer.issuer,
-        };
-    }
+  const settings: DeploymentSettings = {
+    namespace: namespace.name,
+    kubeconfig: stack.kubeconfig,
+    pgUrl: stack.postgresUrl,
+    schema,
+    s3: {
+      endpoint: stack.s3.endpoint,
+      region: stack.s3.region,
+      accessKey: stack.s3.accessKeyId,
+      secretKey: stack.s3.secretAccessKey,
+      bucket: "svc-audit",
+      prefix,
+    },
+    authIssuer: issuer.issuer,
+    grpcAddresses: { orchestrator: addresses("orchestrator"), shaper: addresses("shaper") },
+    timings: fast ? "fast" : "spec",
   };
+  const envOf = (component: HaComponent | "endpoint"): Record<string, string> => ({
+    ...deploymentEnv(component, settings),
+    ...(component === "shaper" ? { SVC_SHAPER_JOB_WORK_MS: "20" } : {}),
+    ...(component === "endpoint" ? { SVC_ENDPOINT_ADMIN_PORT: "0" } : {}),
+  });
   const componentOf = (pod: string) => pod.replace(/-[ab]$/, "") as HaComponent | "endpoint";
 
   const harness = {
