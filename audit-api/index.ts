@@ -8,3 +8,4 @@ export { type PagePosition, PageTokens } from "./src/page-token.ts";
 export { type AuditQuery, type ListQuery, parseExportRequest, parseListRequest } from "./src/query-request.ts";
 export { normaliseRfc3339 } from "./src/rfc3339.ts";
 export { type TailRecord, TailStore } from "./src/tail-store.ts";
+export { type ByteRange, VersionReader, type VersionReaderOptions } from "./src/version-reader.ts";

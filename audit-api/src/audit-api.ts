@@ -16,6 +16,7 @@ import { KafkaTail } from "./kafka-tail.ts";
 import { PageTokens } from "./page-token.ts";
 import { restApp } from "./rest-app.ts";
 import type { TailStore } from "./tail-store.ts";
+import { VersionReader } from "./version-reader.ts";
 
 export interface AuditApi extends RunnableService {
   /** The bound ports (useful with port 0). */
@@ -43,15 +44,15 @@ export async function startAuditApi(config: AuditApiConfig, options: { logger: L
         ? { accessKeyId: config.s3.accessKeyId, secretAccessKey: config.s3.secretAccessKey }
         : undefined,
     forcePathStyle: config.s3.forcePathStyle,
-    // Ranged GETs carry no whole-object checksum to validate; WHEN_SUPPORTED would ask for checksum mode on each
-    // GET (and CRC the bodies of whole-object ones) on the hot path.
+    // Ranged GETs carry no whole-object checksum to validate (and are presigned: version-reader.ts); WHEN_SUPPORTED
+    // would ask for checksum mode on each GET.
     requestChecksumCalculation: "WHEN_REQUIRED",
     responseChecksumValidation: "WHEN_REQUIRED",
   });
   const tail = config.tail ? KafkaTail.start(sql, config.schema, config.tail, logger) : undefined;
   const queries = new AuditQueries(
     new IndexReader(sql, config.schema),
-    s3,
+    new VersionReader(s3),
     new PageTokens(config.pageTokenKey),
     config.limits,
     tail?.store,

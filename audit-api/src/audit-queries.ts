@@ -1,4 +1,3 @@
-import type { S3Client } from "@aws-sdk/client-s3";
 import type { QueryLimits } from "./config.ts";
 import { AuditApiError } from "./errors.ts";
 import type { EventLocation, IndexReader } from "./index-reader.ts";
@@ -7,6 +6,7 @@ import { readLines } from "./object-reader.ts";
 import type { PagePosition, PageTokens } from "./page-token.ts";
 import type { AuditQuery, ListQuery } from "./query-request.ts";
 import type { TailRecord, TailStore } from "./tail-store.ts";
+import type { VersionReader } from "./version-reader.ts";
 
 /** One stored record as the API answers it: the JSON object of its line. */
 export type StoredRecord = Record<string, unknown>;
@@ -98,7 +98,7 @@ function parseLine(line: Uint8Array, location: EventLocation): StoredRecord {
 export class AuditQueries {
   constructor(
     private readonly index: IndexReader,
-    private readonly s3: S3Client,
+    private readonly objects: VersionReader,
     private readonly tokens: PageTokens,
     private readonly limits: QueryLimits,
     private readonly tail?: TailStore,
@@ -146,7 +146,7 @@ export class AuditQueries {
   /** The lines of `entries`, in order: ranged GETs for indexed ones, memory for tail ones. */
   private async linesOf(entries: readonly Entry[]): Promise<Uint8Array[]> {
     const locations = entries.flatMap((e) => (e.location ? [e.location] : []));
-    const read = await readLines(this.s3, locations, this.limits.rangeMergeBytes);
+    const read = await readLines(this.objects, locations, this.limits.rangeMergeBytes);
     let i = 0;
     return entries.map((entry) => {
       if (entry.tail) return entry.tail.line;

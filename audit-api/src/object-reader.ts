@@ -1,6 +1,6 @@
-import { GetObjectCommand, type S3Client, S3ServiceException } from "@aws-sdk/client-s3";
 import { AuditApiError } from "./errors.ts";
 import type { EventLocation } from "./index-reader.ts";
+import type { VersionReader } from "./version-reader.ts";
 
 /** One GET: a byte range `[start, end)` of one object version and the events whose lines lie in it. */
 interface RangeRead {
@@ -15,19 +15,8 @@ interface RangeRead {
 /** GETs running at once for one page. */
 const CONCURRENCY = 8;
 
-/** Whether the same GET may succeed later: throttling, server errors, network failures (not a 403 or 404). */
-function canRetryGet(error: unknown): boolean {
-  if (!(error instanceof S3ServiceException)) return true;
-  const status = error.$metadata.httpStatusCode ?? 0;
-  return status === 0 || status === 408 || status === 429 || status >= 500;
-}
-
-function readFailed(subject: string, message: string, cause?: unknown): AuditApiError {
-  return new AuditApiError("AUDIT_API_OBJECT_READ_FAILED", `${subject}: ${message}`, {
-    subject,
-    canRetry: cause !== undefined && canRetryGet(cause),
-    cause,
-  });
+function shortRead(subject: string, id: string): AuditApiError {
+  return new AuditApiError("AUDIT_API_OBJECT_READ_FAILED", `${subject}: short read for event ${id}`, { subject });
 }
 
 /**
@@ -81,25 +70,13 @@ export function planReads(locations: readonly EventLocation[], mergeBytes: numbe
   return reads;
 }
 
-async function fetchRange(s3: S3Client, read: RangeRead): Promise<Uint8Array> {
-  const whole = read.key.endsWith(".gz");
-  let body: Uint8Array;
-  try {
-    const answer = await s3.send(
-      new GetObjectCommand({
-        Bucket: read.bucket,
-        Key: read.key,
-        VersionId: read.versionId,
-        Range: whole ? undefined : `bytes=${read.start}-${read.end - 1}`,
-      }),
-    );
-    if (!answer.Body) throw new Error("empty answer");
-    body = await answer.Body.transformToByteArray();
-  } catch (error) {
-    throw readFailed(read.key, `GET version ${read.versionId}: ${(error as Error).message}`, error);
+/** The bytes of one read: a ranged GET, or the whole object decoded for gzip (`version-reader.ts`'s failures). */
+async function fetchRange(objects: VersionReader, read: RangeRead): Promise<Uint8Array> {
+  if (!read.key.endsWith(".gz")) {
+    return objects.read(read.bucket, read.key, read.versionId, { start: read.start, end: read.end });
   }
-  if (!whole) return body;
-  // Stored with Content-Encoding gzip: the client may or may not have decoded it already.
+  const body = await objects.read(read.bucket, read.key, read.versionId);
+  // Stored with Content-Encoding gzip: fetch may or may not have decoded it already.
   const gzipped = body[0] === 0x1f && body[1] === 0x8b;
   return gzipped ? Bun.gunzipSync(body as Uint8Array<ArrayBuffer>) : body;
 }
@@ -110,7 +87,7 @@ async function fetchRange(s3: S3Client, read: RangeRead): Promise<Uint8Array> {
  * (audit-queries.ts, `checkLine`).
  */
 export async function readLines(
-  s3: S3Client,
+  objects: VersionReader,
   locations: readonly EventLocation[],
   mergeBytes: number,
 ): Promise<Uint8Array[]> {
@@ -120,12 +97,12 @@ export async function readLines(
   const worker = async () => {
     while (next < reads.length) {
       const read = reads[next++] as RangeRead;
-      const body = await fetchRange(s3, read);
+      const body = await fetchRange(objects, read);
       const base = read.key.endsWith(".gz") ? 0 : read.start;
       for (const { index, location } of read.events) {
         const from = location.byteStart - base;
         const line = body.subarray(from, from + location.byteLength);
-        if (line.length !== location.byteLength) throw readFailed(read.key, `short read for event ${location.id}`);
+        if (line.length !== location.byteLength) throw shortRead(read.key, location.id);
         lines[index] = line;
       }
     }

@@ -1,14 +1,14 @@
 /**
  * What goes wrong around the query core, on the real stack with auth disabled (spec: test environments): gzip
- * objects, an index that names the wrong bytes or a missing object version, an index schema that is not there, an
- * unreachable PostgreSQL, the export byte limit, and main's start and SIGTERM.
+ * objects, an index that names the wrong bytes or a missing object version, S3 not answering, an index schema that
+ * is not there, an unreachable PostgreSQL, the export byte limit, and main's start and SIGTERM.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { S3Client } from "@aws-sdk/client-s3";
 import { credentials, type ServiceError, status } from "@grpc/grpc-js";
 import { type HealthCheckResponse, HealthCheckResponse_ServingStatus, HealthClient } from "@svc/proto";
 import { ensureIndexSchema } from "@svc/queue-consumer";
-import { randomName, rejectionOf, stackEnv } from "@svc/testkit";
+import { hangUpListener, randomName, rejectionOf, stackEnv } from "@svc/testkit";
 import { SQL } from "bun";
 import { pino } from "pino";
 import { type AuditApi, AuditApiError, parseAuditApiConfig, startAuditApi } from "../index.ts";
@@ -144,6 +144,20 @@ test("an object version that is not there: 500 AUDIT_API_OBJECT_READ_FAILED (a 4
   const { status, body } = await list(api, tenant);
   expect(status).toBe(500);
   expect(errorCode(body)).toBe("AUDIT_API_OBJECT_READ_FAILED");
+});
+
+test("S3 not answering (a listener that hangs up): 503 AUDIT_API_OBJECT_READ_FAILED (retriable)", async () => {
+  const tenant = randomName("tenant");
+  await storeBatch(sql, s3, names, sealBatch(names.topic, 4, 0n, [sampleRecord(randomName("ev"), tenant, T0)]));
+  const listener = hangUpListener();
+  try {
+    const cut = await start(names.schema, { SVC_AUDIT_S3_ENDPOINT: listener.url });
+    const { status, body } = await list(cut, tenant);
+    expect(status).toBe(503);
+    expect(errorCode(body)).toBe("AUDIT_API_OBJECT_READ_FAILED");
+  } finally {
+    listener.stop();
+  }
 });
 
 test("an export above the byte limit is refused with AUDIT_API_EXPORT_TOO_LARGE; a smaller range passes", async () => {
