@@ -61,6 +61,12 @@ function quantile(samples: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] as number;
 }
 const ms = (value: number) => `${value.toFixed(1)} ms`;
+/**
+ * Marks where a measured section starts (`name`) or ends (`""`), in epoch µs: the windows that
+ * `audit-api/bench/profile-window.ts` cuts out of a `--cpu-prof` profile (whose sample times are epoch µs too).
+ */
+const section = (name: string) =>
+  log(`section ${JSON.stringify(name)} at ${Math.round((performance.timeOrigin + performance.now()) * 1000)}`);
 
 const sql = new SQL({ url: stack.postgresUrl, max: 4 });
 const s3 = new S3Client({
@@ -232,11 +238,14 @@ try {
 
     // CPU of this process (API and the bench's client; PostgreSQL and MinIO not included) per call and per MiB:
     // steadier than the rates on a shared machine.
-    const cpuMs = (since: NodeJS.CpuUsage) => {
+    /** Process CPU since `since` per `unit` calls or MiB: total and its kernel part, in ms. */
+    const cpuPer = (since: NodeJS.CpuUsage, unit: number, digits: number) => {
       const used = process.cpuUsage(since);
-      return (used.user + used.system) / 1000;
+      const per = (us: number) => (us / 1000 / unit).toFixed(digits);
+      return `${per(used.user + used.system)} ms (sys ${per(used.system)})`;
     };
     let calls = 0;
+    section("list calls/s");
     const listCpu = process.cpuUsage();
     const until = performance.now() + SECONDS * 1000;
     await Promise.all(
@@ -247,14 +256,16 @@ try {
         }
       }),
     );
+    section("");
     results.push([
       `list calls/s (page of 100, ${CONCURRENCY} concurrent)`,
       `${(calls / SECONDS).toFixed(0)} /s`,
-      `process CPU ${(cpuMs(listCpu) / calls).toFixed(2)} ms/call`,
+      `process CPU ${cpuPer(listCpu, calls, 2)} per call`,
     ]);
 
     // Three exports of the same range (the machine is shared: the best and all three are printed).
     const exportRuns: { bytes: number; seconds: number }[] = [];
+    section("export");
     const exportCpu = process.cpuUsage();
     for (let run = 0; run < 3; run++) {
       const exportStart = performance.now();
@@ -267,6 +278,7 @@ try {
       for await (const part of response.body as ReadableStream<Uint8Array>) bytes += part.length;
       exportRuns.push({ bytes, seconds: (performance.now() - exportStart) / 1000 });
     }
+    section("");
     const rate = (r: { bytes: number; seconds: number }) => r.bytes / 1048576 / r.seconds;
     const best = exportRuns.reduce((a, b) => (rate(b) > rate(a) ? b : a));
     results.push([
@@ -275,7 +287,7 @@ try {
       `${best.seconds.toFixed(2)} s (all: ${exportRuns.map((r) => rate(r).toFixed(1)).join(", ")} MiB/s)`,
     ]);
     const exportedMiB = exportRuns.reduce((sum, r) => sum + r.bytes, 0) / 1048576;
-    results.push(["  … process CPU per MiB exported", `${(cpuMs(exportCpu) / exportedMiB).toFixed(1)} ms/MiB`, ""]);
+    results.push(["  … process CPU per MiB exported", cpuPer(exportCpu, exportedMiB, 1), ""]);
 
     const apiCount = await timed(20, () =>
       list(tenant, {
