@@ -1,7 +1,10 @@
 #!/usr/bin/env bun
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { Command } from "commander";
 import { createContext } from "./context-factory.ts";
 import { StackError } from "./errors.ts";
+import { COMPONENT_SERVICES, servicesUsage } from "./services/components.ts";
 import { down, installAll, readEnvFile, selectServices, status, up } from "./stack.ts";
 
 const program = new Command("stack")
@@ -31,9 +34,14 @@ program
   .description("install what is missing, start what is not running (all by default), wait until each is ready")
   .option("--kms", "also start the KMS (TLS gRPC; its CA path in stack.env as SVC_STACK_KMS_CA_CERT)")
   .option("--kms-audit", "also start the KMS with its audit instance (agent and queue-consumer); implies --kms")
-  .action(async (names: string[], options: { kms?: boolean; kmsAudit?: boolean }) => {
+  .option(
+    "--services",
+    "also start two replicas of orchestrator, backend, compute and shaper and two endpoints, and wait for one leader each",
+  )
+  .action(async (names: string[], options: { kms?: boolean; kmsAudit?: boolean; services?: boolean }) => {
     const ctx = context();
-    const result = await up(ctx, selectServices(names, options));
+    const selected = selectServices(names, options);
+    const result = await up(ctx, selected);
     const width = nameWidth(result.timings.map((t) => t.name));
     console.log(`\n${"service".padEnd(width)} ${"install".padStart(8)} ${"start".padStart(8)}`);
     for (const t of result.timings) {
@@ -41,11 +49,16 @@ program
       console.log(`${t.name.padEnd(width)} ${`${t.installSeconds}s`.padStart(8)} ${start.padStart(8)}`);
     }
     console.log(`\naddresses: ${result.envFile} (set -a; . ${result.envFile}; set +a)`);
+    if (selected.some((service) => COMPONENT_SERVICES.includes(service))) {
+      const cached = join(ctx.cacheDir, "bin", "grpcurl");
+      const grpcurl = Bun.which("grpcurl") ?? (existsSync(cached) ? cached : "grpcurl");
+      console.log(`\n${servicesUsage(ctx, grpcurl).join("\n")}`);
+    }
   });
 
 program
   .command("down")
-  .description("stop every server of the stack (the KMS and its audit instance too)")
+  .description("stop every server of the stack (the KMS, its audit instance and the component replicas too)")
   .option("--purge", "also delete the stack's data and logs")
   .action(async (options: { purge?: boolean }) => {
     const stopped = await down(context(), options);
@@ -54,13 +67,16 @@ program
 
 program
   .command("status")
-  .description("each server's address and state (the KMS's once started); exits 1 unless all are ready")
+  .description(
+    "each server's address and state (the KMS's and the replicas' once started, with their roles); exits 1 unless all are ready",
+  )
   .action(async () => {
     const rows = await status(context());
     const width = nameWidth(rows.map((row) => row.name));
     for (const row of rows) {
       const pid = row.pid === undefined ? "" : ` (pid ${row.pid})`;
-      console.log(`${row.name.padEnd(width)} ${row.state.padEnd(20)} ${row.address}${pid}`);
+      const role = row.role === undefined ? "" : `  ${row.role}`;
+      console.log(`${row.name.padEnd(width)} ${row.state.padEnd(20)} ${row.address}${pid}${role}`);
     }
     if (rows.some((r) => r.state !== "ready")) process.exitCode = 1;
   });

@@ -9,6 +9,8 @@ const Name = Type.String({ minLength: 1 });
 /** A JVM heap in MiB (-Xms = -Xmx). */
 const HeapMb = Type.Integer({ minimum: 128, maximum: 65536 });
 const MiB = 1024 * 1024;
+/** The highest offset from `services.base_port` a replica's port takes (see services/component-ports.ts). */
+export const SERVICES_PORT_SPAN = 44;
 /** Kafka's legal topic names (`Topic.validate`): up to 249 of [a-zA-Z0-9._-], neither "." nor "..". */
 const TopicName = Type.String({ pattern: "^(?!\\.{1,2}$)[a-zA-Z0-9._-]{1,249}$" });
 
@@ -77,6 +79,26 @@ export const StackConfigSchema = Type.Object(
         /** /health and /metrics of the KMS audit instance's agent and queue-consumer. */
         agent_metrics_port: Port,
         consumer_metrics_port: Port,
+      },
+      { additionalProperties: false },
+    ),
+    /** The HA components and endpoints: started only by `up --services`. */
+    services: Type.Object(
+      {
+        /**
+         * First of the replicas' ports: each replica takes three from `base_port + 10 * component + 3 * replica`
+         * (gRPC, health, endpoint's admin), components in the order of SERVICE_COMPONENTS (endpoint first).
+         */
+        base_port: Type.Integer({ minimum: 1024, maximum: 65535 - SERVICES_PORT_SPAN }),
+        /** kube-apiserver namespace of the replicas' Pods and Leases (created if missing). */
+        namespace: Type.String({ pattern: "^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$" }),
+        /** PostgreSQL schema of the components' model tables (the stack's database). */
+        schema: Type.String({ pattern: "^[a-z_][a-z0-9_]{0,62}$" }),
+        /** Bucket and key prefix of the shard objects. */
+        bucket: Type.String({ pattern: "^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$" }),
+        key_prefix: Type.String({ pattern: "^([A-Za-z0-9._-]+/)*$" }),
+        /** Keycloak realm whose tokens endpoint accepts. */
+        realm: Name,
       },
       { additionalProperties: false },
     ),

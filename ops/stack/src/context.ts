@@ -47,4 +47,15 @@ export interface StackService {
   exports(ctx: StackContext): Record<string, string>;
   /** Data kept outside the state directory, deleted by `down --purge`. */
   externalData?(ctx: StackContext): string[];
+  /** A replica's HA role (leader, follower, active) for `status`, asked only while it runs. */
+  role?(ctx: StackContext): Promise<string>;
+  /** Servers that form one deployment: `up` waits for the group's state once each of them is ready. */
+  readonly group?: ServiceGroup;
+}
+
+/** Several servers that only together reach a state worth waiting for (the HA components: one leader each). */
+export interface ServiceGroup {
+  readonly name: string;
+  /** Resolves once the group's `members` (those `up` was given) are in their expected state; fails naming why not. */
+  settle(ctx: StackContext, members: readonly StackService[], task: ProgressTask): Promise<void>;
 }

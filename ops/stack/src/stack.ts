@@ -7,6 +7,7 @@ import { StackAggregateError, StackError } from "./errors.ts";
 import { withInstallLock } from "./install-lock.ts";
 import { assertPortsFree } from "./port-check.ts";
 import { awaitReady, readinessOf } from "./server-readiness.ts";
+import { COMPONENT_SERVICES } from "./services/components.ts";
 import { ALL_SERVICES, OPTIONAL_SERVICES, SERVICES } from "./services/index.ts";
 import { pidFileOf } from "./state-files.ts";
 import { acquireUpLock } from "./up-lock.ts";
@@ -32,6 +33,8 @@ export interface OptionalSelection {
   kms?: boolean;
   /** The KMS with its audit instance (agent and queue-consumer); implies `kms`. */
   kmsAudit?: boolean;
+  /** The HA components and endpoints: two replicas each (COMPONENT_SERVICES). */
+  services?: boolean;
 }
 
 /** The servers each flag adds. */
@@ -56,6 +59,7 @@ export function selectServices(names: readonly string[], optional: OptionalSelec
   for (const name of names.length === 0 ? SERVICES.map((s) => s.name) : names) add(name);
   if (optional.kms) for (const name of KMS_SERVICES) add(name);
   if (optional.kmsAudit) for (const name of KMS_AUDIT_SERVICES) add(name);
+  if (optional.services) for (const service of COMPONENT_SERVICES) add(service.name);
   return ALL_SERVICES.filter((s) => wanted.has(s.name));
 }
 
@@ -164,6 +168,16 @@ async function upLocked(ctx: StackContext, services: readonly StackService[]): P
         done.add(service.name);
       }
     }
+    // A group of servers (the HA components) is up once it is in its expected state, not when each one answers.
+    for (const group of new Set(services.flatMap((s) => (s.group ? [s.group] : [])))) {
+      const t0 = performance.now();
+      await group.settle(
+        ctx,
+        services.filter((s) => s.group === group),
+        ctx.progress.task(`settle ${group.name}`, 1),
+      );
+      timings.push({ name: group.name, installSeconds: 0, startSeconds: seconds(t0), alreadyRunning: false });
+    }
   } catch (error) {
     await Promise.all(started.map((s) => stopDaemon(pidFileOf(ctx, s.name))));
     throw error;
@@ -232,6 +246,8 @@ export interface ServiceStatus {
   address: string;
   state: "ready" | "running, not ready" | "stopped";
   pid: number | undefined;
+  /** A running replica's HA role (leader, follower, active), for the servers that have one. */
+  role?: string;
 }
 
 /** Every default server, and each optional one that was started (see `startedOptional`). */
@@ -242,7 +258,8 @@ export async function status(ctx: StackContext): Promise<ServiceStatus[]> {
       const alive = pid !== undefined;
       const ready = alive && (await readinessOf(ctx, service, pid))?.ours === true;
       const state = ready ? "ready" : alive ? "running, not ready" : "stopped";
-      return { name: service.name, address: service.address(ctx), state, pid: alive ? pid : undefined };
+      const role = alive && service.role ? { role: await service.role(ctx) } : {};
+      return { name: service.name, address: service.address(ctx), state, pid: alive ? pid : undefined, ...role };
     }),
   );
 }

@@ -1,4 +1,5 @@
 import type { StackService } from "../context.ts";
+import { COMPONENT_SERVICES } from "./components.ts";
 import { etcd } from "./etcd.ts";
 import { kafka } from "./kafka.ts";
 import { keycloak } from "./keycloak.ts";
@@ -12,9 +13,9 @@ import { postgres } from "./postgres.ts";
 export const SERVICES: readonly StackService[] = [postgres, etcd, kubeApiserver, kafka, minio, keycloak];
 
 /**
- * Servers started only when asked for (`up --kms`, `up --kms-audit`, or by name), after the default ones; `status`
- * shows one once it was started (its pid file exists), `down` stops them first.
+ * Servers started only when asked for (`up --kms`, `up --kms-audit`, `up --services`, or by name), after the
+ * default ones; `status` shows one once it was started (its pid file exists), `down` stops them first.
  */
-export const OPTIONAL_SERVICES: readonly StackService[] = [kms, kmsAuditAgent, kmsAuditConsumer];
+export const OPTIONAL_SERVICES: readonly StackService[] = [kms, kmsAuditAgent, kmsAuditConsumer, ...COMPONENT_SERVICES];
 
 export const ALL_SERVICES: readonly StackService[] = [...SERVICES, ...OPTIONAL_SERVICES];

@@ -1,0 +1,220 @@
+/**
+ * `up --services` (issue 10): two replicas of each HA component and two endpoints as servers of a stack of the
+ * test's own — its state directory, ports, namespace, schema, key prefix and realm — on top of the servers the tests
+ * run against (which it neither starts nor stops): the spec's expected state after `up`, each replica's role in
+ * `status`, the printed call through endpoint, and `down` stopping every replica.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { loadKubeConfig } from "@svc/kube";
+import {
+  bucketPrefix,
+  createTestNamespace,
+  describeWithServers,
+  ensureTool,
+  randomName,
+  rejectionOf,
+  type SeededRealm,
+  seedTestRealm,
+  stackEnv,
+  type TestNamespace,
+  thrownBy,
+} from "@svc/testkit";
+import { SQL } from "bun";
+import type { StackContext } from "../src/context.ts";
+import { createContext } from "../src/context-factory.ts";
+import { isAlive, livePid } from "../src/daemon.ts";
+import { StackError } from "../src/errors.ts";
+import { isPortFree } from "../src/port-check.ts";
+import { isZombie } from "../src/proc-process.ts";
+import { silentProgress } from "../src/progress.ts";
+import { labelledPods, leaseHolder } from "../src/services/component-pods.ts";
+import { REPLICA_SUFFIXES, replicaPorts, SERVICE_COMPONENTS } from "../src/services/component-ports.ts";
+import { awaitExpectedState } from "../src/services/component-roles.ts";
+import { COMPONENT_SERVICES, servicesUsage } from "../src/services/components.ts";
+import { down, selectServices, status, up } from "../src/stack.ts";
+import { pidFileOf } from "../src/state-files.ts";
+import { configOfRunningStack } from "./support/dev-stack-config.ts";
+
+const HA = ["orchestrator", "backend", "compute", "shaper"] as const;
+const names = (services: readonly { name: string }[]) => services.map((s) => s.name);
+const allPorts = (ctx: StackContext) =>
+  SERVICE_COMPONENTS.flatMap((component) =>
+    REPLICA_SUFFIXES.flatMap((_, index) => {
+      const p = replicaPorts(ctx.config, component, index);
+      return [p.grpc, p.health, ...(p.admin === undefined ? [] : [p.admin])];
+    }),
+  );
+
+describe("--services", () => {
+  test("adds two replicas of each component after the servers they use; no flag adds none", () => {
+    expect(names(selectServices([])).some((name) => /-(a|b)$/.test(name))).toBe(false);
+    const selected = names(selectServices([], { services: true }));
+    for (const component of SERVICE_COMPONENTS) {
+      expect(selected).toContain(`${component}-a`);
+      expect(selected).toContain(`${component}-b`);
+    }
+    // endpoint needs Keycloak (its realm) and the backends (its readiness); compute the orchestrators
+    expect(names(selectServices(["endpoint-a"]))).toEqual([
+      "postgres",
+      "etcd",
+      "kube-apiserver",
+      "minio",
+      "keycloak",
+      "shaper-a",
+      "shaper-b",
+      "backend-a",
+      "backend-b",
+      "endpoint-a",
+    ]);
+  });
+
+  test("each replica's ports follow services.base_port; none is shared", () => {
+    const ctx = createContext({ SVC_STACK_SERVICES_BASE_PORT: "40000" }, { progress: silentProgress });
+    expect(replicaPorts(ctx.config, "endpoint", 0)).toEqual({ grpc: 40000, health: 40001, admin: 40002 });
+    expect(replicaPorts(ctx.config, "endpoint", 1)).toEqual({ grpc: 40003, health: 40004, admin: 40005 });
+    expect(replicaPorts(ctx.config, "orchestrator", 0)).toEqual({ grpc: 40010, health: 40011, admin: undefined });
+    expect(replicaPorts(ctx.config, "shaper", 1)).toEqual({ grpc: 40043, health: 40044, admin: undefined });
+    const ports = allPorts(ctx);
+    expect(new Set(ports).size).toBe(ports.length);
+    expect(Math.max(...ports)).toBe(40044);
+  });
+
+  test("a port above the room the replicas need names services.base_port", () => {
+    const highest = createContext({ SVC_STACK_SERVICES_BASE_PORT: "65491" }, { progress: silentProgress });
+    expect(Math.max(...allPorts(highest))).toBe(65535);
+    const error = thrownBy(
+      () => createContext({ SVC_STACK_SERVICES_BASE_PORT: "65500" }, { progress: silentProgress }),
+      StackError,
+    );
+    expect(error.code).toBe("STACK_CONFIG_INVALID");
+    expect(error.subject).toBe("/services/base_port");
+  });
+
+  test.each([
+    ["SVC_STACK_SERVICES_NAMESPACE", "Not_A_Namespace", "/services/namespace"],
+    ["SVC_STACK_SERVICES_SCHEMA", "svc-components", "/services/schema"],
+    ["SVC_STACK_SERVICES_KEY_PREFIX", "no-trailing-slash", "/services/key_prefix"],
+    ["SVC_STACK_SERVICES_BUCKET", "X", "/services/bucket"],
+    ["SVC_STACK_SERVICES_REALM", "", "/services/realm"],
+  ])("%s=%p is refused naming %s", (variable, value, field) => {
+    const error = thrownBy(() => createContext({ [variable]: value }, { progress: silentProgress }), StackError);
+    expect(error.code).toBe("STACK_CONFIG_INVALID");
+    expect(error.subject).toBe(field);
+  });
+});
+
+test("up's wait for the expected state fails naming each component short of it and what was seen", async () => {
+  const ctx = createContext(
+    { SVC_STACK_SERVICES_BASE_PORT: String(await freeBasePort()) },
+    { progress: silentProgress },
+  );
+  const error = await rejectionOf(awaitExpectedState(ctx, ["orchestrator", "endpoint"], 300), StackError);
+  expect(error.code).toBe("STACK_NOT_READY");
+  expect(error.subject).toBe("orchestrator,endpoint");
+  expect(error.message).toContain(
+    "orchestrator: one leader and one follower expected (orchestrator-a: no answer, orchestrator-b: no answer)",
+  );
+  expect(error.message).toContain("endpoint: not Ready: endpoint-a, endpoint-b");
+});
+
+/** A base port whose whole span (45 ports, below the ephemeral range) is free now. */
+async function freeBasePort(): Promise<number> {
+  for (;;) {
+    const base = 20_000 + Math.floor(Math.random() * 12_000);
+    const free = await Promise.all(Array.from({ length: 45 }, (_, offset) => isPortFree(base + offset)));
+    if (free.every(Boolean)) return base;
+  }
+}
+
+describeWithServers("the HA components as stack servers", () => {
+  let realm: SeededRealm;
+  let namespace: TestNamespace;
+  let ctx: StackContext;
+  let overrides: Record<string, string>;
+  let stateDir: string;
+  const schema = randomName("t_stack_services").replaceAll("-", "_");
+
+  beforeAll(async () => {
+    realm = await seedTestRealm("stack-services", "tenant-local");
+    const stack = stackEnv();
+    namespace = await createTestNamespace(loadKubeConfig(stack.kubeconfig), "stack-services");
+    stateDir = mkdtempSync(join(tmpdir(), "stack-services-test-"));
+    // The stack's kube-apiserver, as `up` left its kubeconfig in the state directory.
+    mkdirSync(join(stateDir, "kube"));
+    copyFileSync(stack.kubeconfig, join(stateDir, "kube", "kubeconfig"));
+    overrides = {
+      ...configOfRunningStack(stack),
+      SVC_STACK_STATE_DIR: stateDir,
+      SVC_STACK_SERVICES_BASE_PORT: String(await freeBasePort()),
+      SVC_STACK_SERVICES_NAMESPACE: namespace.name,
+      SVC_STACK_SERVICES_SCHEMA: schema,
+      SVC_STACK_SERVICES_KEY_PREFIX: bucketPrefix("stack-services"),
+      SVC_STACK_SERVICES_REALM: realm.seed.realm,
+    };
+    ctx = createContext({ ...process.env, ...overrides }, { stateDir, progress: silentProgress });
+  }, 30_000);
+
+  afterAll(async () => {
+    await down(ctx).catch(() => {});
+    await namespace?.remove().catch(() => {});
+    const sql = new SQL(stackEnv().postgresUrl);
+    await sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => {});
+    await sql.close();
+    await realm?.remove();
+    rmSync(stateDir, { recursive: true, force: true });
+  }, 60_000);
+
+  test("up --services reaches the expected state; status shows one leader and one follower each; the printed call works; down stops every replica", async () => {
+    // Only the flag's own servers: the others run already, outside this state directory.
+    const services = selectServices([], { services: true }).filter((s) => COMPONENT_SERVICES.includes(s));
+    const result = await up(ctx, services);
+    expect(result.timings.map((t) => t.name)).toContain("services");
+
+    // The spec's expected state, as the kube-apiserver shows it: one labelled Pod per HA service, the Lease holder
+    for (const component of HA) {
+      const holder = await leaseHolder(ctx, component);
+      expect([`${component}-a`, `${component}-b`]).toContain(holder ?? "");
+      expect(await labelledPods(ctx, component)).toEqual([holder ?? ""]);
+    }
+
+    const rows = await status(ctx);
+    const replicas = rows.filter((row) => /-(a|b)$/.test(row.name));
+    expect(replicas.map((row) => row.name).sort()).toEqual(names(COMPONENT_SERVICES).sort());
+    for (const row of replicas) expect(row.state).toBe("ready");
+    for (const component of HA) {
+      const roles = replicas.filter((row) => row.name.startsWith(`${component}-`)).map((row) => row.role ?? "");
+      const holder = await leaseHolder(ctx, component);
+      expect(roles.filter((role) => role.startsWith("leader (term ")).length).toBe(1);
+      expect(roles.filter((role) => role === `follower (leader ${holder})`).length).toBe(1);
+    }
+    expect(replicas.filter((row) => row.name.startsWith("endpoint-")).map((row) => row.role)).toEqual([
+      "active",
+      "active",
+    ]);
+    const cli = Bun.spawnSync([process.execPath, join(import.meta.dir, "..", "src", "cli.ts"), "status"], {
+      env: { ...process.env, ...overrides },
+    });
+    expect(cli.stdout.toString()).toMatch(/^orchestrator-[ab] +ready .+ {2}leader \(term \d+\)$/m);
+
+    // The call `up` prints, as printed (bash, grpcurl, the token CLI), with the realm's seeded user password
+    const grpcurl = await ensureTool("grpcurl");
+    const [, , ...command] = servicesUsage(ctx, grpcurl);
+    const call = Bun.spawnSync(["bash", "-c", command.join("\n")], {
+      cwd: join(import.meta.dir, "..", "..", ".."),
+      env: { ...process.env, IDP_URL: stackEnv().idp.url, IDP_LOCAL_USER_PASSWORD: realm.seed.userPassword },
+    });
+    expect(call.stderr.toString()).not.toContain("ERROR");
+    expect(JSON.parse(call.stdout.toString())).toHaveProperty("nodeId");
+
+    const pids = names(COMPONENT_SERVICES).map((name) => livePid(pidFileOf(ctx, name)));
+    expect(pids.every((pid) => pid !== undefined)).toBe(true);
+    const stopped = await down(ctx);
+    expect(stopped.sort()).toEqual(names(COMPONENT_SERVICES).sort());
+    for (const pid of pids) expect(isAlive(pid ?? 0) && !isZombie(pid ?? 0)).toBe(false);
+    const free = await Promise.all(allPorts(ctx).map((port) => isPortFree(port)));
+    expect(free.every(Boolean)).toBe(true);
+  }, 90_000);
+});
