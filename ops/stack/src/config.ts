@@ -99,6 +99,8 @@ export const StackConfigSchema = Type.Object(
         key_prefix: Type.String({ pattern: "^([A-Za-z0-9._-]+/)*$" }),
         /** Keycloak realm whose tokens endpoint accepts. */
         realm: Name,
+        /** How long `up` waits for one leader per HA service (a Lease a killed leader left must expire first). */
+        settle_timeout_seconds: Type.Integer({ minimum: 1, maximum: 3600 }),
       },
       { additionalProperties: false },
     ),

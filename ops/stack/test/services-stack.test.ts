@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { V1MicroTime } from "@kubernetes/client-node";
 import { loadKubeConfig } from "@svc/kube";
 import {
   bucketPrefix,
@@ -30,7 +31,7 @@ import { StackError } from "../src/errors.ts";
 import { isPortFree } from "../src/port-check.ts";
 import { isZombie } from "../src/proc-process.ts";
 import { silentProgress } from "../src/progress.ts";
-import { labelledPods, leaseHolder } from "../src/services/component-pods.ts";
+import { kubeClients, labelledPods, leaseHolder } from "../src/services/component-pods.ts";
 import { REPLICA_SUFFIXES, replicaPorts, SERVICE_COMPONENTS } from "../src/services/component-ports.ts";
 import { awaitExpectedState } from "../src/services/component-roles.ts";
 import { COMPONENT_SERVICES, servicesUsage } from "../src/services/components.ts";
@@ -99,6 +100,7 @@ describe("--services", () => {
     ["SVC_STACK_SERVICES_KEY_PREFIX", "no-trailing-slash", "/services/key_prefix"],
     ["SVC_STACK_SERVICES_BUCKET", "X", "/services/bucket"],
     ["SVC_STACK_SERVICES_REALM", "", "/services/realm"],
+    ["SVC_STACK_SERVICES_SETTLE_TIMEOUT_SECONDS", "0", "/services/settle_timeout_seconds"],
   ])("%s=%p is refused naming %s", (variable, value, field) => {
     const error = thrownBy(() => createContext({ [variable]: value }, { progress: silentProgress }), StackError);
     expect(error.code).toBe("STACK_CONFIG_INVALID");
@@ -217,4 +219,33 @@ describeWithServers("the HA components as stack servers", () => {
     const free = await Promise.all(allPorts(ctx).map((port) => isPortFree(port)));
     expect(free.every(Boolean)).toBe(true);
   }, 90_000);
+
+  test("when no leader comes (another holder keeps the Lease), up fails naming the component and stops the replicas it started", async () => {
+    const { coordination } = kubeClients(ctx);
+    const name = "orchestrator-leader";
+    await coordination.deleteNamespacedLease({ name, namespace: namespace.name }).catch(() => {});
+    const now = new V1MicroTime(Date.now());
+    await coordination.createNamespacedLease({
+      namespace: namespace.name,
+      body: {
+        metadata: { name },
+        spec: { holderIdentity: "intruder", leaseDurationSeconds: 3600, acquireTime: now, renewTime: now },
+      },
+    });
+    const impatient = createContext(
+      { ...process.env, ...overrides, SVC_STACK_SERVICES_SETTLE_TIMEOUT_SECONDS: "3" },
+      { stateDir, progress: silentProgress },
+    );
+    const orchestrators = COMPONENT_SERVICES.filter((s) => s.name.startsWith("orchestrator-"));
+    const error = await rejectionOf(up(impatient, orchestrators), StackError);
+    expect(error.code).toBe("STACK_NOT_READY");
+    expect(error.subject).toBe("orchestrator");
+    expect(error.message).toContain(
+      "orchestrator: one leader and one follower expected (orchestrator-a: follower, orchestrator-b: follower)",
+    );
+    for (const service of orchestrators) expect(livePid(pidFileOf(impatient, service.name))).toBeUndefined();
+    const ports = [0, 1].flatMap((index) => Object.values(replicaPorts(impatient.config, "orchestrator", index)));
+    const free = await Promise.all(ports.filter((p): p is number => p !== undefined).map((p) => isPortFree(p)));
+    expect(free.every(Boolean)).toBe(true);
+  }, 30_000);
 });

@@ -18,9 +18,6 @@ import { kubeconfigPath } from "./kube-apiserver.ts";
 import { minio } from "./minio.ts";
 import { postgres } from "./postgres.ts";
 
-/** How long `up` waits for one leader per HA service: a Lease left by a killed holder expires first (15 s). */
-export const EXPECTED_STATE_TIMEOUT_MS = 60_000;
-
 /** The issuer endpoint trusts: the stack's Keycloak realm `services.realm` (seeded by `ops/dev up`). */
 export const servicesIssuer = (ctx: StackContext) =>
   `${keycloak.exports(ctx).SVC_STACK_IDP_URL}/realms/${ctx.config.services.realm}`;
@@ -75,7 +72,7 @@ const group: ServiceGroup = {
   async settle(ctx, members, task) {
     const components = SERVICE_COMPONENTS.filter((c) => members.some((m) => m.name.startsWith(`${c}-`)));
     task.update(0, `waiting for one leader per HA service (${components.join(", ")})`);
-    await awaitExpectedState(ctx, components, EXPECTED_STATE_TIMEOUT_MS);
+    await awaitExpectedState(ctx, components, ctx.config.services.settle_timeout_seconds * 1000);
     task.done("one leader per HA service holds the Lease and the label; endpoints Ready");
   },
 };
