@@ -125,20 +125,25 @@ export class AuditQueries {
     after: PagePosition | undefined,
     fresh: readonly TailRecord[],
     step: number,
+    readAhead = false,
   ): AsyncGenerator<Entry> {
     let t = 0;
     if (after) while (t < fresh.length && compareTimeId(fresh[t] as TailRecord, after) <= 0) t++;
-    let cursor = after;
-    for (;;) {
-      const rows = await reader.page(tenantId, query, cursor, step);
+    let next: Promise<EventLocation[]> | undefined = reader.page(tenantId, query, after, step);
+    while (next) {
+      const rows: EventLocation[] = await next;
+      const more = rows.length === step;
+      const nextPage = () => reader.page(tenantId, query, rows.at(-1), step);
+      // An export reads the next rows while these are handled (a list stops within them: it would waste a read).
+      next = more && readAhead ? nextPage() : undefined;
+      next?.catch(() => {}); // awaited above on the next turn; not an unhandled rejection if the consumer stops
       for (const location of rows) {
         while (t < fresh.length && compareTimeId(fresh[t] as TailRecord, location) < 0)
           yield { tail: fresh[t++] as TailRecord };
         if (t < fresh.length && compareTimeId(fresh[t] as TailRecord, location) === 0) t++;
         yield { location };
       }
-      if (rows.length < step) break;
-      cursor = rows.at(-1);
+      if (more && !next) next = nextPage();
     }
     while (t < fresh.length) yield { tail: fresh[t++] as TailRecord };
   }
@@ -216,7 +221,7 @@ export class AuditQueries {
         }
       }
     };
-    for await (const entry of this.merged(this.index, tenantId, query, undefined, fresh, EXPORT_STEP)) {
+    for await (const entry of this.merged(this.index, tenantId, query, undefined, fresh, EXPORT_STEP, true)) {
       step.push(entry);
       if (step.length >= EXPORT_STEP) {
         startStep();

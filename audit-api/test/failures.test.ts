@@ -146,6 +146,16 @@ test("an object version that is not there: 500 AUDIT_API_OBJECT_READ_FAILED (a 4
   expect(errorCode(body)).toBe("AUDIT_API_OBJECT_READ_FAILED");
 });
 
+test("an index row naming an object the index does not hold: 500 AUDIT_API_INDEX_FAILED, naming the event", async () => {
+  const tenant = randomName("tenant");
+  const orphan = randomName("orphan");
+  await indexRow(tenant, orphan, "987654321987", 0, 10);
+  const { status, body } = await list(api, tenant);
+  expect(status).toBe(500);
+  expect(errorCode(body)).toBe("AUDIT_API_INDEX_FAILED");
+  expect((body.error as { message: string }).message).toContain(orphan);
+});
+
 test("S3 not answering (a listener that hangs up): 503 AUDIT_API_OBJECT_READ_FAILED (retriable)", async () => {
   const tenant = randomName("tenant");
   await storeBatch(sql, s3, names, sealBatch(names.topic, 4, 0n, [sampleRecord(randomName("ev"), tenant, T0)]));
