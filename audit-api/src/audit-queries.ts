@@ -179,11 +179,8 @@ export class AuditQueries {
       snapshot.length > 0
         ? await this.index.consistent(take)
         : await (async () => {
-            const [count, rows] = await Promise.all([
-              this.index.count(tenantId, query),
-              this.index.page(tenantId, query, after, pageSize + 1),
-            ]);
-            return { totalCount: count, entries: rows.map((location): Entry => ({ location })) };
+            const { total, rows } = await this.index.countAndPage(tenantId, query, after, pageSize + 1);
+            return { totalCount: total, entries: rows.map((location): Entry => ({ location })) };
           })();
     const page = entries.slice(0, pageSize);
     const lines = await this.linesOf(page);

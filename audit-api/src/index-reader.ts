@@ -49,6 +49,15 @@ class IndexedEvent implements EventLocation {
   }
 }
 
+/** A page row as selected. */
+interface PageRow {
+  id: string;
+  us: number;
+  object_id: number;
+  byte_start: number;
+  byte_length: number;
+}
+
 /** `objects` rows kept by id (immutable: kept until pushed out by newer ones). */
 const OBJECTS_KEPT = 10_000;
 const OBJECT_TTL_MS = 24 * 3_600_000;
@@ -160,9 +169,11 @@ export class IndexReader {
     }
   }
 
-  /** Exact number of the tenant's events matching `query`; each event id counts once. */
-  async count(tenantId: string, query: AuditQuery): Promise<number> {
-    const s = new Statement();
+  /**
+   * The exact number of the tenant's events matching `query` as one SQL expression of `s` (each event id counts
+   * once): `counts_hour` over whole hours, `counts` over the whole minutes at the ends, `count(*)` of the partial ones.
+   */
+  private countExpression(s: Statement, tenantId: string, query: AuditQuery): string {
     const tenant = s.param(tenantId);
     const rangeCount = (from: string, to: string) =>
       `(SELECT count(*) FROM ${this.events} WHERE tenant_id = ${tenant} AND time >= ${s.param(from)}::timestamptz` +
@@ -188,7 +199,13 @@ export class IndexReader {
         );
       }
     }
-    const text = `SELECT (${parts.join(" + ")})::text AS n`;
+    return `(${parts.join(" + ")})`;
+  }
+
+  /** Exact number of the tenant's events matching `query`; each event id counts once. */
+  async count(tenantId: string, query: AuditQuery): Promise<number> {
+    const s = new Statement();
+    const text = `SELECT ${this.countExpression(s, tenantId, query)}::text AS n`;
     try {
       const rows = (await this.sql.unsafe(text, s.params)) as { n: string }[];
       return Number(rows[0]?.n ?? 0);
@@ -197,26 +214,25 @@ export class IndexReader {
     }
   }
 
-  /**
-   * Up to `limit` locations after `after` in `(time, id)` order. The rows carry the time as epoch microseconds and
-   * their object's id; the objects' bucket, key and version come from a cache (one lookup for the ids it lacks), not
-   * from a join that repeated them on every row.
-   */
-  async page(tenantId: string, query: AuditQuery, after: PagePosition | undefined, limit: number) {
-    const s = new Statement();
+  /** The page statement's text: rows carry the time as epoch microseconds and their object's id. */
+  private pageText(
+    s: Statement,
+    tenantId: string,
+    query: AuditQuery,
+    after: PagePosition | undefined,
+    limit: number,
+  ): string {
     let text =
       "SELECT e.id, (extract(epoch FROM e.time) * 1000000)::float8 AS us, e.object_id::float8 AS object_id," +
       ` e.byte_start::float8 AS byte_start, e.byte_length FROM ${this.events} e` +
       ` WHERE e.tenant_id = ${s.param(tenantId)} AND e.time >= ${s.param(query.start)}::timestamptz` +
       ` AND e.time < ${s.param(query.end)}::timestamptz`;
     if (after) text += ` AND (e.time, e.id) > (${s.param(after.time)}::timestamptz, ${s.param(after.id)}::text)`;
-    text += `${this.filters(s, query, "e.", true)} ORDER BY e.time, e.id LIMIT ${s.param(limit)}`;
-    let rows: { id: string; us: number; object_id: number; byte_start: number; byte_length: number }[];
-    try {
-      rows = (await this.sql.unsafe(text, s.params)) as typeof rows;
-    } catch (error) {
-      throw indexFailed("page", error);
-    }
+    return `${text}${this.filters(s, query, "e.", true)} ORDER BY e.time, e.id LIMIT ${s.param(limit)}`;
+  }
+
+  /** Page rows as locations: the objects' bucket, key and version from the cache (one lookup for missing ids). */
+  private async locations(rows: readonly PageRow[]): Promise<EventLocation[]> {
     const objects = await this.objectsOf(rows);
     return rows.map(
       (row): EventLocation =>
@@ -230,8 +246,50 @@ export class IndexReader {
     );
   }
 
+  /**
+   * Up to `limit` locations after `after` in `(time, id)` order. The rows carry the time as epoch microseconds and
+   * their object's id; the objects' bucket, key and version come from a cache (one lookup for the ids it lacks), not
+   * from a join that repeated them on every row.
+   */
+  async page(tenantId: string, query: AuditQuery, after: PagePosition | undefined, limit: number) {
+    const s = new Statement();
+    const text = this.pageText(s, tenantId, query, after, limit);
+    let rows: PageRow[];
+    try {
+      rows = (await this.sql.unsafe(text, s.params)) as PageRow[];
+    } catch (error) {
+      throw indexFailed("page", error);
+    }
+    return this.locations(rows);
+  }
+
+  /**
+   * `count` and `page` in one statement (one round trip and one statement for PostgreSQL per list call): the count
+   * row joined with the page's rows (none: one row without an id).
+   */
+  async countAndPage(
+    tenantId: string,
+    query: AuditQuery,
+    after: PagePosition | undefined,
+    limit: number,
+  ): Promise<{ total: number; rows: EventLocation[] }> {
+    const s = new Statement();
+    const count = this.countExpression(s, tenantId, query);
+    const text =
+      `SELECT c.n, p.* FROM (SELECT ${count}::text AS n) c` +
+      ` LEFT JOIN LATERAL (${this.pageText(s, tenantId, query, after, limit)}) p ON true ORDER BY p.us, p.id`;
+    let rows: (PageRow & { n: string })[];
+    try {
+      rows = (await this.sql.unsafe(text, s.params)) as typeof rows;
+    } catch (error) {
+      throw indexFailed("page", error);
+    }
+    const total = Number(rows[0]?.n ?? 0);
+    return { total, rows: await this.locations(rows[0]?.id === null ? [] : rows) };
+  }
+
   /** The objects of `rows` by id: from the cache, the missing ones read in one statement. */
-  private async objectsOf(rows: readonly { id: string; object_id: number }[]): Promise<Map<number, StoredObject>> {
+  private async objectsOf(rows: readonly PageRow[]): Promise<Map<number, StoredObject>> {
     const found = new Map<number, StoredObject>();
     const missing: number[] = [];
     for (const row of rows) {
