@@ -29,30 +29,44 @@ class IndexedEvent implements EventLocation {
   readonly bucket: string;
   readonly key: string;
   readonly versionId: string;
-  #time: string | undefined;
+  #time: string | null;
 
   constructor(
     readonly id: string,
-    private readonly micros: number,
+    /** Epoch microseconds (as float8 seconds × 10⁶: rounded here), or null when `time` came as text. */
+    private readonly micros: number | null,
+    time: string | null,
     object: StoredObject,
     readonly byteStart: number,
     readonly byteLength: number,
   ) {
+    this.#time = time;
     this.bucket = object.bucket;
     this.key = object.key;
     this.versionId = object.versionId;
   }
 
   get time(): string {
-    this.#time ??= microsTime(this.micros);
+    this.#time ??= microsTime(Math.round(this.micros as number));
     return this.#time;
   }
 }
 
+/**
+ * Before this time, `date_part('epoch', time) * 1e6` (float8) is within 0.49 µs of the exact microseconds, so
+ * rounding it gives them: below 2^32 s the seconds' half-ulp is ≤ 0.24 µs and the product's ≤ 0.25 µs. Later times
+ * (not expected in an audit trail, but valid) come as `to_char` text.
+ */
+const FLOAT_TIME_BEFORE = "2106-01-01T00:00:00Z";
+const TIME_TEXT = `to_char(e.time AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+
 /** A page row as selected. */
 interface PageRow {
   id: string;
-  us: number;
+  /** Epoch µs as float8 (times before FLOAT_TIME_BEFORE), else null. */
+  us: number | null;
+  /** The time as text (times from FLOAT_TIME_BEFORE on), else null. */
+  t: string | null;
   object_id: number;
   byte_start: number;
   byte_length: number;
@@ -214,7 +228,7 @@ export class IndexReader {
     }
   }
 
-  /** The page statement's text: rows carry the time as epoch microseconds and their object's id. */
+  /** The page statement's text: rows carry the time as epoch microseconds (or text) and their object's id. */
   private pageText(
     s: Statement,
     tenantId: string,
@@ -223,7 +237,8 @@ export class IndexReader {
     limit: number,
   ): string {
     let text =
-      "SELECT e.id, (extract(epoch FROM e.time) * 1000000)::float8 AS us, e.object_id::float8 AS object_id," +
+      `SELECT e.id, CASE WHEN e.time < '${FLOAT_TIME_BEFORE}' THEN date_part('epoch', e.time) * 1000000 END AS us,` +
+      ` CASE WHEN e.time >= '${FLOAT_TIME_BEFORE}' THEN ${TIME_TEXT} END AS t, e.object_id::float8 AS object_id,` +
       ` e.byte_start::float8 AS byte_start, e.byte_length FROM ${this.events} e` +
       ` WHERE e.tenant_id = ${s.param(tenantId)} AND e.time >= ${s.param(query.start)}::timestamptz` +
       ` AND e.time < ${s.param(query.end)}::timestamptz`;
@@ -239,6 +254,7 @@ export class IndexReader {
         new IndexedEvent(
           row.id,
           row.us,
+          row.t,
           objects.get(row.object_id) as StoredObject,
           Number(row.byte_start),
           Number(row.byte_length),
@@ -277,7 +293,7 @@ export class IndexReader {
     const count = this.countExpression(s, tenantId, query);
     const text =
       `SELECT c.n, p.* FROM (SELECT ${count}::text AS n) c` +
-      ` LEFT JOIN LATERAL (${this.pageText(s, tenantId, query, after, limit)}) p ON true ORDER BY p.us, p.id`;
+      ` LEFT JOIN LATERAL (${this.pageText(s, tenantId, query, after, limit)}) p ON true ORDER BY p.us, p.t, p.id`;
     let rows: (PageRow & { n: string })[];
     try {
       rows = (await this.sql.unsafe(text, s.params)) as typeof rows;

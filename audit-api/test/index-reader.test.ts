@@ -192,3 +192,74 @@ describe("IndexReader.count", () => {
     }
   });
 });
+
+describe("IndexReader.page", () => {
+  /** The index's own rendering of each event's time (what `to_char` printed before rows carried epoch µs). */
+  async function indexTimes(tenant: string): Promise<Map<string, string>> {
+    const rows = (await sql.unsafe(
+      `SELECT id, to_char(time AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS time FROM "${schema}".events
+        WHERE tenant_id = $1 ORDER BY time, id`,
+      [tenant],
+    )) as { id: string; time: string }[];
+    return new Map(rows.map((row) => [row.id, row.time]));
+  }
+
+  async function pageThrough(tenant: string, query: AuditQuery, size: number) {
+    const seen: { id: string; time: string }[] = [];
+    let after: { time: string; id: string } | undefined;
+    for (;;) {
+      const rows = await reader.page(tenant, query, after, size);
+      for (const row of rows) seen.push({ id: row.id, time: row.time });
+      if (rows.length < size) return seen;
+      after = rows.at(-1);
+    }
+  }
+
+  test("keyset pages cover the tenant's events once, in order, with the index's microsecond times", async () => {
+    const query = { start: "2026-11-23T00:00:00Z", end: "2026-11-24T00:00:00Z" };
+    const expected = await indexTimes(TENANT);
+    const seen = await pageThrough(TENANT, query, 333);
+    expect(seen.map((row) => row.id)).toEqual([...expected.keys()]);
+    for (const row of seen) expect(row.time).toBe(expected.get(row.id) as string);
+    const both = await reader.countAndPage(TENANT, query, seen[9], 5);
+    expect(both.total).toBe(4000);
+    expect(both.rows.map((row) => row.id)).toEqual(seen.slice(10, 15).map((row) => row.id));
+    const empty = await reader.countAndPage(
+      TENANT,
+      { start: "2026-11-22T00:00:00Z", end: "2026-11-22T01:00:00Z" },
+      undefined,
+      5,
+    );
+    expect(empty).toEqual({ total: 0, rows: [] });
+  });
+
+  test("times far from now (before 1970, past 2038, from 2106 on, year 9999) keep their microseconds and order", async () => {
+    const tenant = "tenant-far";
+    const times = [
+      "1900-01-01T00:00:00.000001Z",
+      "1969-12-31T23:59:59.999999Z",
+      "2038-01-19T03:14:08.999999Z",
+      "2105-12-31T23:59:59.999999Z",
+      "2106-01-01T00:00:00.000000Z",
+      "2106-01-01T00:00:00.000001Z",
+      "2300-06-15T12:00:00.123457Z",
+      "9999-12-31T23:59:59.999999Z",
+    ];
+    await sql.unsafe(
+      `INSERT INTO "${schema}".events (id, tenant_id, time, principal_id, action, result, resource, object_id,
+         byte_start, byte_length)
+       SELECT 'far-' || n, $1, t::timestamptz, 'p', 'a', 'OK', 'r', (SELECT min(object_id) FROM "${schema}".objects), 0, 1
+         FROM unnest($2::text::text[]) WITH ORDINALITY AS u(t, n)`,
+      [tenant, `{${times.join(",")}}`],
+    );
+    const seen = await pageThrough(tenant, { start: "1800-01-01T00:00:00Z", end: "9999-12-31T23:59:59.9999999Z" }, 3);
+    expect(seen.map((row) => row.time)).toEqual(times);
+    const last = await reader.countAndPage(
+      tenant,
+      { start: "2100-01-01T00:00:00Z", end: "9999-12-31T23:59:59Z" },
+      undefined,
+      10,
+    );
+    expect(last.rows.map((row) => row.time)).toEqual(times.slice(3, 7));
+  });
+});
