@@ -19,7 +19,7 @@ export async function startCompute(config: ComputeConfig, logger: Logger): Promi
     credentials: config.s3.credentials,
     forcePathStyle: config.s3.forcePathStyle,
   });
-  const holder = new ShardHolder(sql, config.schema, s3, config.s3.bucket);
+  const holder = new ShardHolder(sql, config.schema, s3, config.s3.bucket, config.loadTimeoutMs);
   const orchestrator = new ServingReplicaClient(
     "orchestrator",
     config.orchestratorAddresses,

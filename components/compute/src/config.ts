@@ -22,6 +22,12 @@ export const ComputeEnvSchema = Type.Object({
   }),
   SVC_COMPUTE_HEARTBEAT_MS: Type.Integer({ minimum: 50, maximum: 60_000, default: 1_000 }),
   SVC_COMPUTE_CAPACITY_SHARDS: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0, description: "0: no limit" }),
+  SVC_COMPUTE_LOAD_TIMEOUT_MS: Type.Integer({
+    minimum: 100,
+    maximum: 600_000,
+    default: 10_000,
+    description: "bound of loading one shard (record and object); a shard not loaded in time is tried at the next sync",
+  }),
   ...ModelStoreEnv,
   ...ShardObjectsEnv,
 });
@@ -31,6 +37,7 @@ export interface ComputeConfig {
   orchestratorAddresses: string[];
   heartbeatMs: number;
   capacityShards: number;
+  loadTimeoutMs: number;
   pgUrl: string;
   schema: string;
   s3: S3Settings;
@@ -48,6 +55,7 @@ export function parseComputeConfig(env: Record<string, string | undefined>): Com
     ),
     heartbeatMs: own.SVC_COMPUTE_HEARTBEAT_MS,
     capacityShards: own.SVC_COMPUTE_CAPACITY_SHARDS,
+    loadTimeoutMs: own.SVC_COMPUTE_LOAD_TIMEOUT_MS,
     pgUrl: own.SVC_COMPONENTS_PG_URL,
     schema: own.SVC_COMPONENTS_PG_SCHEMA,
     s3: shardObjectsSettings(own),

@@ -20,7 +20,9 @@ interface ShardRecord {
  * The shards this replica holds in memory (docs/components.md). `sync(assigned)` loads every assigned shard it does
  * not hold — the shard's record from PostgreSQL, the object from S3, checked against the record's SHA-256 and size —
  * and drops the ones no longer assigned. A shard that fails to load is not held (and so not reported); it is tried
- * again at the next sync.
+ * again at the next sync. Each load is bounded by `loadTimeoutMs` (the S3 request is aborted): the serving
+ * replica's heartbeats wait for `sync`, so an object store that accepts a request and never answers must not hold
+ * them for ever (the orchestrator would mark the node lost while it still leads, and its shards would never load).
  */
 export class ShardHolder {
   private readonly held = new Map<string, LoadedShard>();
@@ -31,6 +33,7 @@ export class ShardHolder {
     schema: string,
     private readonly s3: S3Client,
     private readonly bucket: string,
+    private readonly loadTimeoutMs: number,
   ) {
     this.shards = tableOf(schema, "shards");
   }
@@ -43,7 +46,7 @@ export class ShardHolder {
     for (const id of assigned) {
       if (this.held.has(id)) continue;
       try {
-        this.held.set(id, await this.load(id));
+        this.held.set(id, await this.loadWithin(id));
       } catch (error) {
         failures.push(
           error instanceof ComputeError
@@ -59,14 +62,36 @@ export class ShardHolder {
     return failures;
   }
 
-  private async load(id: string): Promise<LoadedShard> {
+  private async loadWithin(id: string): Promise<LoadedShard> {
+    const signal = AbortSignal.timeout(this.loadTimeoutMs);
+    let onAbort = () => {};
+    const expired = new Promise<never>((_, reject) => {
+      onAbort = () =>
+        reject(
+          new ComputeError("COMPUTE_SHARD_UNREADABLE", `${id}: not loaded within ${this.loadTimeoutMs} ms`, {
+            subject: id,
+            canRetry: true,
+          }),
+        );
+      signal.addEventListener("abort", onAbort, { once: true });
+    });
+    try {
+      return await Promise.race([this.load(id, signal), expired]);
+    } finally {
+      signal.removeEventListener("abort", onAbort);
+    }
+  }
+
+  private async load(id: string, signal: AbortSignal): Promise<LoadedShard> {
     const rows: ShardRecord[] = await this.sql.unsafe(
       `SELECT object_key, sha256, size_bytes FROM ${this.shards} WHERE shard_id = $1`,
       [id],
     );
     const record = rows[0];
     if (!record) throw new ComputeError("COMPUTE_SHARD_UNKNOWN", `${id}: no such shard`, { subject: id });
-    const object = await this.s3.send(new GetObjectCommand({ Bucket: this.bucket, Key: record.object_key }));
+    const object = await this.s3.send(new GetObjectCommand({ Bucket: this.bucket, Key: record.object_key }), {
+      abortSignal: signal,
+    });
     const bytes = await object.Body?.transformToByteArray();
     if (!bytes)
       throw new ComputeError("COMPUTE_SHARD_UNREADABLE", `${id}: empty body`, { subject: id, canRetry: true });

@@ -16,6 +16,7 @@ test("defaults: k8s-lease with 6/4/1, gRPC 50062, both orchestrator addresses", 
     orchestratorAddresses: ["orch-a:50061", "orch-b:50061"],
     heartbeatMs: 1000,
     capacityShards: 0,
+    loadTimeoutMs: 10_000,
     s3: { bucket: "shards", region: "us-east-1", credentials: undefined, forcePathStyle: true },
   });
 });
@@ -26,6 +27,11 @@ test("an orchestrator address without a port is refused, naming the variable", (
     RuntimeError,
   );
   expect(error.subject).toBe("SVC_COMPUTE_ORCHESTRATOR_ADDRESSES");
+});
+
+test("a shard load timeout below 100 ms is refused, naming the variable", () => {
+  const error = thrownBy(() => parseComputeConfig({ ...base, SVC_COMPUTE_LOAD_TIMEOUT_MS: "50" }), RuntimeError);
+  expect(error.subject).toBe("SVC_COMPUTE_LOAD_TIMEOUT_MS");
 });
 
 test("an S3 access key without its secret is refused", () => {

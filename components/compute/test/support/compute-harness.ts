@@ -86,7 +86,8 @@ export async function computeHarness(purpose: string) {
       });
       return pods.items.map((p) => p.metadata?.name ?? "");
     },
-    startCompute(pod: string, backend: "k8s-lease" | ""): ReplicaProcess {
+    /** A compute replica; `env` overrides its settings (another S3 endpoint, timeouts). */
+    startCompute(pod: string, backend: "k8s-lease" | "", env: Record<string, string> = {}): ReplicaProcess {
       const replica = new ReplicaProcess(pod, COMPUTE_MAIN, {
         ...modelEnv,
         ...TIMINGS,
@@ -101,6 +102,7 @@ export async function computeHarness(purpose: string) {
         SVC_COMPONENTS_S3_ACCESS_KEY: stack.s3.accessKeyId,
         SVC_COMPONENTS_S3_SECRET_KEY: stack.s3.secretAccessKey,
         SVC_COMPONENTS_S3_BUCKET: bucket,
+        ...env,
       });
       processes.push(replica);
       return replica;
@@ -129,6 +131,14 @@ export async function computeHarness(purpose: string) {
         `SELECT shard_id, loaded_node FROM ${schema}.shards ORDER BY shard_id`,
       );
       return Object.fromEntries(rows.map((r) => [r.shard_id, r.loaded_node]));
+    },
+    /** The node's state in `compute_nodes` (up, lost, removed), undefined when it never registered. */
+    async nodeState(nodeId: string): Promise<string | undefined> {
+      const rows: { state: string }[] = await sql.unsafe(
+        `SELECT state FROM ${schema}.compute_nodes WHERE node_id = $1`,
+        [nodeId],
+      );
+      return rows[0]?.state;
     },
     listShards(replica: ReplicaProcess) {
       const client = new ComputeServiceClient(replica.address, credentials.createInsecure());
