@@ -1,5 +1,6 @@
 import { status } from "@grpc/grpc-js";
 import { grpcRefusal } from "@svc/component-runtime";
+import { withRequestTimeout } from "@svc/election";
 import type { ReplicaAddress } from "./config.ts";
 import type { Discover } from "./discovery.ts";
 
@@ -27,7 +28,9 @@ export const noLeader = (component: string) =>
  * How endpoint reaches the current leader of one component, as a Service with a readiness probe does: it probes
  * each discovered replica's `/health/ready` every `probeMs` and routes only to one answering 200 (a leader, or an
  * active replica), never to a follower. A call that ends UNAVAILABLE drops the target until the next probe, which
- * is run at once. While none serves, calls end UNAVAILABLE at once.
+ * is run at once. While none serves, calls end UNAVAILABLE at once. Discovery is bounded too (`discoveryTimeoutMs`):
+ * a probe waits for it, and the next probe for that one, so a Pod list that never answered would freeze the route
+ * on what it last saw (after a failover: no serving replica, every call UNAVAILABLE, for good).
  */
 export class ComponentRoute {
   private serving: ReplicaAddress | undefined;
@@ -48,6 +51,7 @@ export class ComponentRoute {
     readonly component: string,
     private readonly discover: Discover,
     private readonly probeMs: number,
+    private readonly discoveryTimeoutMs = Math.max(2_000, probeMs * 4),
   ) {}
 
   /** Probes once now, then every `probeMs`. */
@@ -73,7 +77,9 @@ export class ComponentRoute {
   private async probe(): Promise<void> {
     let candidates: ReplicaAddress[];
     try {
-      candidates = await this.discover();
+      candidates = await withRequestTimeout(`${this.component} discovery`, this.discoveryTimeoutMs, () =>
+        this.discover(),
+      );
     } catch (error) {
       this.serving = undefined;
       this.observed = { ...this.observed, address: undefined, error: `discovery: ${messageOf(error)}` };
