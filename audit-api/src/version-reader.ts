@@ -21,6 +21,8 @@ export interface VersionReaderOptions {
   maxAttempts?: number;
   /** The time URLs are signed at (default now; tests sign with a clock that is off). */
   signingDate?: () => Date;
+  /** How long one GET (answer and body) may take before it counts as no answer, in ms (default 30 000). */
+  timeoutMs?: number;
 }
 
 /** Why one GET failed: the HTTP status (0: no answer) and S3's error code and message when it sent them. */
@@ -63,17 +65,18 @@ async function failureOf(response: Response): Promise<GetFailure> {
  * version and URL lifetime instead of once per GET (docs/audit-storage.md, "Pages and exports"). The `Range`
  * header is not signed, so one URL serves every range of its version.
  *
- * Failures are `AUDIT_API_OBJECT_READ_FAILED` (subject: the key), `canRetry` for no answer, 408, 429 and 5xx, which
- * are also retried here (`maxAttempts` GETs, with backoff) as the SDK's client retried them; a 404 is neither. A
- * 403 (or `ExpiredToken`) on a URL drops it and signs again once: a URL that expired, or was signed with
- * credentials since rotated; a second refusal is reported with S3's code (`SignatureDoesNotMatch`,
- * `AccessDenied: Request has expired`, …).
+ * Failures are `AUDIT_API_OBJECT_READ_FAILED` (subject: the key), `canRetry` for no answer (none within
+ * `timeoutMs` included), 408, 429 and 5xx, which are also retried here (`maxAttempts` GETs, with backoff) as the
+ * SDK's client retried them; a 404 is neither. A 403 (or `ExpiredToken`) on a URL drops it and signs again once: a
+ * URL that expired, or was signed with credentials since rotated; a second refusal is reported with S3's code
+ * (`SignatureDoesNotMatch`, `AccessDenied: Request has expired`, …).
  */
 export class VersionReader {
   private readonly urls: ExpiringLru<Promise<string>>;
   private readonly urlSeconds: number;
   private readonly maxAttempts: number;
   private readonly signingDate: (() => Date) | undefined;
+  private readonly timeoutMs: number;
   private signCount = 0;
 
   constructor(
@@ -88,6 +91,7 @@ export class VersionReader {
     this.urls = new ExpiringLru(options.maxUrls ?? 10_000, reuseMs);
     this.maxAttempts = Math.max(1, options.maxAttempts ?? 3);
     this.signingDate = options.signingDate;
+    this.timeoutMs = options.timeoutMs ?? 30_000;
   }
 
   /** URLs signed so far (one per version and reuse period, plus the re-signings after a refusal). */
@@ -112,28 +116,36 @@ export class VersionReader {
     return { id, url };
   }
 
-  /** One GET; the body read in one go (a ranged read answered whole is cut to the range). */
+  /**
+   * One GET; the body read in one go (a ranged read answered whole is cut to the range). A server that accepts and
+   * never answers (or stalls in the body) is cut after `timeoutMs`: no answer, retriable.
+   */
   private async get(url: string, range: ByteRange | undefined): Promise<Uint8Array | GetFailure> {
+    const signal = AbortSignal.timeout(this.timeoutMs);
+    const noAnswer = (error: unknown, what: string): GetFailure => ({
+      status: 0,
+      code: signal.aborted ? "Timeout" : "NetworkError",
+      message: signal.aborted
+        ? `${what}: no answer within ${this.timeoutMs} ms`
+        : `${what}: ${(error as Error).message}`,
+      cause: error,
+    });
     let response: Response;
     try {
       response = await fetch(url, {
         redirect: "manual",
+        signal,
         headers: range ? { range: `bytes=${range.start}-${range.end - 1}` } : undefined,
       });
     } catch (error) {
-      return { status: 0, code: "NetworkError", message: (error as Error).message, cause: error };
+      return noAnswer(error, "request");
     }
     if (response.status !== 200 && response.status !== 206) return failureOf(response);
     try {
       const body = await response.bytes();
       return range && response.status === 200 ? body.subarray(range.start, range.end) : body;
     } catch (error) {
-      return {
-        status: 0,
-        code: "NetworkError",
-        message: `reading the body: ${(error as Error).message}`,
-        cause: error,
-      };
+      return noAnswer(error, "reading the body");
     }
   }
 

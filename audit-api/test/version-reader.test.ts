@@ -194,6 +194,22 @@ describe("failures", () => {
     }
   });
 
+  test("a server that accepts and never answers: cut after timeoutMs, OBJECT_READ_FAILED, retriable", async () => {
+    const silent = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+    const reader = new VersionReader(s3At(`http://127.0.0.1:${silent.port}`), { maxAttempts: 2, timeoutMs: 200 });
+    try {
+      const started = performance.now();
+      const error = await rejectionOf(reader.read(BUCKET, key, versionId, { start: 0, end: 13 }), AuditApiError);
+      expect(error.code).toBe("AUDIT_API_OBJECT_READ_FAILED");
+      expect(error.canRetry).toBe(true);
+      expect(error.message).toContain("no answer within 200 ms");
+      expect(error.message).toContain("2 attempts");
+      expect(performance.now() - started).toBeLessThan(5_000);
+    } finally {
+      silent.stop(true);
+    }
+  });
+
   test("URL reuse must stay well inside the URL's lifetime", () => {
     expect(() => new VersionReader(s3, { urlSeconds: 60, reuseMs: 45_000 })).toThrow(RangeError);
     expect(() => new VersionReader(s3, { urlSeconds: 60, reuseMs: 30_000 })).not.toThrow();
