@@ -7,6 +7,7 @@ import { HealthService } from "@svc/proto";
 import { SQL } from "bun";
 import type { Logger } from "pino";
 import { AuditQueries } from "./audit-queries.ts";
+import { BlockCache } from "./block-cache.ts";
 import type { AuditApiConfig } from "./config.ts";
 import { AuditApiError } from "./errors.ts";
 import { addReflection } from "./grpc-reflection.ts";
@@ -50,12 +51,14 @@ export async function startAuditApi(config: AuditApiConfig, options: { logger: L
     responseChecksumValidation: "WHEN_REQUIRED",
   });
   const tail = config.tail ? KafkaTail.start(sql, config.schema, config.tail, logger) : undefined;
+  const objects = new VersionReader(s3);
   const queries = new AuditQueries(
     new IndexReader(sql, config.schema),
-    new VersionReader(s3),
+    objects,
     new PageTokens(config.pageTokenKey),
     config.limits,
     tail?.store,
+    config.objectCacheBytes > 0 ? new BlockCache(objects, config.objectCacheBytes) : undefined,
   );
   const health = new HealthState("audit", process.env.HOSTNAME ?? "audit-api", "active");
   /** The clients opened above: closed on a failed start and at the end of a stop. */

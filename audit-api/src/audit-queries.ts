@@ -1,3 +1,4 @@
+import type { BlockCache } from "./block-cache.ts";
 import type { QueryLimits } from "./config.ts";
 import { AuditApiError } from "./errors.ts";
 import type { EventLocation, IndexReader } from "./index-reader.ts";
@@ -102,6 +103,8 @@ export class AuditQueries {
     private readonly tokens: PageTokens,
     private readonly limits: QueryLimits,
     private readonly tail?: TailStore,
+    /** Object blocks kept for lists (an export reads past it). */
+    private readonly cache?: BlockCache,
   ) {}
 
   /**
@@ -148,10 +151,14 @@ export class AuditQueries {
     while (t < fresh.length) yield { tail: fresh[t++] as TailRecord };
   }
 
-  /** The lines of `entries`, in order: ranged GETs for indexed ones, memory for tail ones. */
-  private async linesOf(entries: readonly Entry[]): Promise<Uint8Array[]> {
+  /**
+   * The lines of `entries`, in order: ranged GETs for indexed ones (through the block cache for a list's page),
+   * memory for tail ones.
+   */
+  private async linesOf(entries: readonly Entry[], cached: boolean): Promise<Uint8Array[]> {
     const locations = entries.flatMap((e) => (e.location ? [e.location] : []));
-    const read = await readLines(this.objects, locations, this.limits.rangeMergeBytes);
+    const cache = cached ? this.cache : undefined;
+    const read = await readLines(this.objects, locations, this.limits.rangeMergeBytes, cache);
     let i = 0;
     return entries.map((entry) => {
       if (entry.tail) return entry.tail.line;
@@ -183,7 +190,7 @@ export class AuditQueries {
             return { totalCount: total, entries: rows.map((location): Entry => ({ location })) };
           })();
     const page = entries.slice(0, pageSize);
-    const lines = await this.linesOf(page);
+    const lines = await this.linesOf(page, true);
     const last = page.at(-1);
     const nextPageToken =
       entries.length > pageSize && last ? this.tokens.encode(tenantId, query, positionOf(last)) : "";
@@ -203,7 +210,7 @@ export class AuditQueries {
     // Steps whose objects are being read while the next index rows are fetched (at most EXPORT_AHEAD at once).
     const reading: Promise<Uint8Array[]>[] = [];
     const startStep = () => {
-      const lines = this.linesOf(step);
+      const lines = this.linesOf(step, false);
       lines.catch(() => {}); // awaited in order below; a failure surfaces there, not as an unhandled rejection
       reading.push(lines);
       step = [];

@@ -51,6 +51,12 @@ export const AuditApiEnvSchema = Type.Object({
     default: 65_536,
     description: "byte ranges of one object closer than this are fetched in one GET",
   }),
+  SVC_AUDIT_API_OBJECT_CACHE_BYTES: integer({
+    minimum: 0,
+    maximum: 64 * 1024 * 1024 * 1024,
+    default: 64 * 1024 * 1024,
+    description: "memory for blocks of stored objects that lists read (0: every page is a GET)",
+  }),
   SVC_AUDIT_KAFKA_BROKERS: Type.Optional(
     Type.String({
       pattern: "^[^\\s,]+:\\d+(,[^\\s,]+:\\d+)*$",
@@ -110,6 +116,8 @@ export interface AuditApiConfig {
   s3: S3Settings;
   pageTokenKey: string;
   limits: QueryLimits;
+  /** Bytes of object blocks kept for lists (block-cache.ts); 0 = none. */
+  objectCacheBytes: number;
   logLevel: LogLevel;
   auth: AuthConfig;
   /** The freshness tail; undefined without SVC_AUDIT_KAFKA_BROKERS. */
@@ -182,6 +190,7 @@ export function parseAuditApiConfig(env: Record<string, string | undefined>): Au
       maxExportBytes: parsed.SVC_AUDIT_API_MAX_EXPORT_BYTES,
       rangeMergeBytes: parsed.SVC_AUDIT_API_RANGE_MERGE_BYTES,
     },
+    objectCacheBytes: parsed.SVC_AUDIT_API_OBJECT_CACHE_BYTES,
     logLevel: parsed.SVC_AUDIT_LOG_LEVEL as LogLevel,
     auth,
     tail: parsed.SVC_AUDIT_KAFKA_BROKERS

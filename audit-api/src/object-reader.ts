@@ -1,3 +1,4 @@
+import type { BlockCache } from "./block-cache.ts";
 import { AuditApiError } from "./errors.ts";
 import type { EventLocation } from "./index-reader.ts";
 import type { VersionReader } from "./version-reader.ts";
@@ -70,10 +71,13 @@ export function planReads(locations: readonly EventLocation[], mergeBytes: numbe
   return reads;
 }
 
-/** The bytes of one read: a ranged GET, or the whole object decoded for gzip (`version-reader.ts`'s failures). */
-async function fetchRange(objects: VersionReader, read: RangeRead): Promise<Uint8Array> {
+/**
+ * The bytes of one read: a ranged GET (through `cache` when given), or the whole object decoded for gzip
+ * (`version-reader.ts`'s failures).
+ */
+async function fetchRange(objects: VersionReader, read: RangeRead, cache?: BlockCache): Promise<Uint8Array> {
   if (!read.key.endsWith(".gz")) {
-    return objects.read(read.bucket, read.key, read.versionId, { start: read.start, end: read.end });
+    return (cache ?? objects).read(read.bucket, read.key, read.versionId, { start: read.start, end: read.end });
   }
   const body = await objects.read(read.bucket, read.key, read.versionId);
   // Stored with Content-Encoding gzip: fetch may or may not have decoded it already.
@@ -90,6 +94,7 @@ export async function readLines(
   objects: VersionReader,
   locations: readonly EventLocation[],
   mergeBytes: number,
+  cache?: BlockCache,
 ): Promise<Uint8Array[]> {
   const lines: Uint8Array[] = new Array(locations.length);
   const reads = planReads(locations, mergeBytes);
@@ -97,7 +102,7 @@ export async function readLines(
   const worker = async () => {
     while (next < reads.length) {
       const read = reads[next++] as RangeRead;
-      const body = await fetchRange(objects, read);
+      const body = await fetchRange(objects, read, cache);
       const base = read.key.endsWith(".gz") ? 0 : read.start;
       for (const { index, location } of read.events) {
         const from = location.byteStart - base;

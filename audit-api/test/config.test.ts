@@ -20,6 +20,8 @@ test("defaults: gRPC on the spec's port 50052, page sizes and export limits", ()
     maxExportBytes: 4_000_000,
     rangeMergeBytes: 65_536,
   });
+  expect(config.objectCacheBytes).toBe(64 * 1024 * 1024);
+  expect(parseAuditApiConfig({ ...base, SVC_AUDIT_API_OBJECT_CACHE_BYTES: "0" }).objectCacheBytes).toBe(0);
   expect(config.auth.issuer).toBe(base.SVC_AUTH_ISSUER);
 });
 
@@ -49,6 +51,7 @@ test.each([
   ["SVC_AUDIT_TOPIC", "bad topic"],
   ["SVC_AUDIT_API_TAIL_MAX_RECORDS", "0"],
   ["SVC_AUDIT_API_TAIL_REFRESH_MS", "1"],
+  ["SVC_AUDIT_API_OBJECT_CACHE_BYTES", "64MiB"],
 ])("a bad %s (%s) is refused naming the variable", (name, value) => {
   const error = thrownBy(() => parseAuditApiConfig({ ...base, [name]: value }), AuditApiError);
   expect(error.code).toBe("AUDIT_API_CONFIG_INVALID");

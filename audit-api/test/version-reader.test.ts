@@ -6,10 +6,11 @@
  * front of MinIO (MinIO cannot be made to answer 503 on demand); everything else reaches MinIO itself.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
+import { PutObjectCommand, type S3Client } from "@aws-sdk/client-s3";
 import { hangUpListener, rejectionOf, stackEnv } from "@svc/testkit";
 import { AuditApiError, VersionReader } from "../index.ts";
 import { ExpiringLru } from "../src/expiring-lru.ts";
+import { minioProxy, s3At } from "./support/minio-proxy.ts";
 import { storageNames, testS3 } from "./support/stored-data.ts";
 
 const BUCKET = "svc-audit";
@@ -18,48 +19,6 @@ const key = `${names.keyPrefix}lines.jsonl`;
 const content = Buffer.from(Array.from({ length: 200 }, (_, i) => `{"id":"line-${i}"}`).join("\n"));
 let s3: S3Client;
 let versionId: string;
-
-function s3At(endpoint: string, secretAccessKey = stackEnv().s3.secretAccessKey): S3Client {
-  const { s3: stack } = stackEnv();
-  return new S3Client({
-    endpoint,
-    region: stack.region,
-    credentials: { accessKeyId: stack.accessKeyId, secretAccessKey },
-    forcePathStyle: true,
-    requestChecksumCalculation: "WHEN_REQUIRED",
-    responseChecksumValidation: "WHEN_REQUIRED",
-  });
-}
-
-/**
- * A proxy to MinIO that keeps the signed Host and counts requests; `answer` may answer a request itself (the
- * failures MinIO cannot produce on demand), or return `"strip-range"` to forward it without its Range header.
- */
-function minioProxy(answer: (n: number) => Response | "strip-range" | undefined) {
-  let requests = 0;
-  const target = stackEnv().s3.endpoint;
-  const server = Bun.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    async fetch(request) {
-      requests++;
-      const own = answer(requests);
-      if (own instanceof Response) return own;
-      const url = new URL(request.url);
-      const headers = new Headers(request.headers);
-      if (own === "strip-range") headers.delete("range");
-      const forwarded = await fetch(`${target}${url.pathname}${url.search}`, { headers, redirect: "manual" });
-      return new Response(await forwarded.arrayBuffer(), { status: forwarded.status, headers: forwarded.headers });
-    },
-  });
-  return {
-    url: `http://127.0.0.1:${server.port}`,
-    get requests() {
-      return requests;
-    },
-    stop: () => server.stop(true),
-  };
-}
 
 const slowDown = () =>
   new Response("<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>", {

@@ -1,0 +1,152 @@
+/**
+ * The block cache of object versions (src/block-cache.ts) in front of the presigned reader, on the stack's MinIO
+ * through a counting proxy: ranges within and across blocks answered exactly, a block read once served from memory,
+ * concurrent reads sharing one GET, eviction within the budget, a failed GET not kept — and an export reading past
+ * the cache while a list's page goes through it.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { PutObjectCommand, type S3Client } from "@aws-sdk/client-s3";
+import { ensureIndexSchema } from "@svc/queue-consumer";
+import { rejectionOf, stackEnv } from "@svc/testkit";
+import { SQL } from "bun";
+import { AuditApiError, AuditQueries, BlockCache, IndexReader, PageTokens, VersionReader } from "../index.ts";
+import { minioProxy, s3At } from "./support/minio-proxy.ts";
+import { sampleRecord, sealBatch, storageNames, storeBatch, testS3 } from "./support/stored-data.ts";
+
+const BUCKET = "svc-audit";
+const names = storageNames("blocks");
+const key = `${names.keyPrefix}blocks.bin`;
+/** 10 blocks of 1 KiB and a short last one. */
+const content = Buffer.from(Array.from({ length: 10 * 1024 + 300 }, (_, i) => (i * 7 + (i >> 10)) & 0xff));
+let s3: S3Client;
+let versionId: string;
+const proxies: { stop(): void }[] = [];
+
+function cached(blockBytes: number, maxBytes: number, answer: Parameters<typeof minioProxy>[0] = () => undefined) {
+  const proxy = minioProxy(answer);
+  proxies.push(proxy);
+  const reader = new VersionReader(s3At(proxy.url), { maxAttempts: 1 });
+  return { proxy, cache: new BlockCache(reader, maxBytes, blockBytes) };
+}
+
+function same(bytes: Uint8Array, start: number, end: number): void {
+  expect(Buffer.from(bytes).equals(content.subarray(start, end))).toBe(true);
+}
+
+beforeAll(async () => {
+  s3 = testS3();
+  const put = await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: content }));
+  versionId = put.VersionId as string;
+});
+
+afterAll(() => {
+  for (const proxy of proxies) proxy.stop();
+  s3?.destroy();
+});
+
+test("ranges within and across blocks, and the short last block, answered exactly; a block read once is not read again", async () => {
+  const { proxy, cache } = cached(1024, 1 << 20);
+  const ranges: [number, number][] = [
+    [0, 10],
+    [1000, 1100], // across blocks 0 and 1 (block 0 cached: one GET for block 1)
+    [2048, 2048 + 3 * 1024 + 5], // blocks 2..5, one GET
+    [10 * 1024 + 100, 10 * 1024 + 300], // the short last block
+  ];
+  for (const [start, end] of ranges) same(await cache.read(BUCKET, key, versionId, { start, end }), start, end);
+  expect(proxy.requests).toBe(4);
+  const before = proxy.requests;
+  for (const [start, end] of ranges) same(await cache.read(BUCKET, key, versionId, { start, end }), start, end);
+  same(await cache.read(BUCKET, key, versionId, { start: 1500, end: 5000 }), 1500, 5000);
+  expect(proxy.requests).toBe(before);
+  expect(cache.bytes).toBe(6 * 1024 + 300); // blocks 0–5 and the short block 10
+});
+
+test("concurrent reads of one block share its GET", async () => {
+  const { proxy, cache } = cached(1024, 1 << 20);
+  const reads = await Promise.all(
+    Array.from({ length: 8 }, (_, i) =>
+      cache.read(BUCKET, key, versionId, { start: 3072 + i * 10, end: 3072 + i * 10 + 50 }),
+    ),
+  );
+  reads.forEach((bytes, i) => same(bytes, 3072 + i * 10, 3072 + i * 10 + 50));
+  expect(proxy.requests).toBe(1);
+});
+
+test("the budget holds: the least recently used blocks go, and are read again when asked for", async () => {
+  const { proxy, cache } = cached(1024, 3 * 1024);
+  for (const block of [0, 1, 2, 3])
+    await cache.read(BUCKET, key, versionId, { start: block * 1024, end: block * 1024 + 1 });
+  expect(cache.bytes).toBe(3 * 1024);
+  expect(proxy.requests).toBe(4);
+  same(await cache.read(BUCKET, key, versionId, { start: 3 * 1024, end: 3 * 1024 + 9 }), 3 * 1024, 3 * 1024 + 9);
+  expect(proxy.requests).toBe(4); // block 3: still there
+  same(await cache.read(BUCKET, key, versionId, { start: 0, end: 9 }), 0, 9);
+  expect(proxy.requests).toBe(5); // block 0: pushed out by block 3, read again
+});
+
+test("a failed GET is reported and not kept: the next read of the block asks again", async () => {
+  const { proxy, cache } = cached(1024, 1 << 20, (n) =>
+    n === 1 ? new Response("<Error><Code>SlowDown</Code><Message>later</Message></Error>", { status: 503 }) : undefined,
+  );
+  const error = await rejectionOf(cache.read(BUCKET, key, versionId, { start: 10, end: 20 }), AuditApiError);
+  expect(error.code).toBe("AUDIT_API_OBJECT_READ_FAILED");
+  expect(error.canRetry).toBe(true);
+  expect(cache.bytes).toBe(0);
+  same(await cache.read(BUCKET, key, versionId, { start: 10, end: 20 }), 10, 20);
+  expect(proxy.requests).toBe(2);
+});
+
+test("a budget or block size of 0 is refused", () => {
+  const reader = new VersionReader(s3);
+  expect(() => new BlockCache(reader, 0)).toThrow(RangeError);
+  expect(() => new BlockCache(reader, 1024, 0)).toThrow(RangeError);
+});
+
+test("a list's page is read through the cache; an export reads past it", async () => {
+  const sql = new SQL({ url: stackEnv().postgresUrl, max: 2 });
+  try {
+    await ensureIndexSchema(sql, names.schema);
+    const tenant = "tenant-blocks";
+    const T0 = Date.parse("2026-05-05T05:05:05Z");
+    const records = Array.from({ length: 20 }, (_, i) =>
+      sampleRecord(`b-${String(i).padStart(2, "0")}`, tenant, T0 + i),
+    );
+    await storeBatch(sql, s3, names, sealBatch(names.topic, 0, 0n, records));
+    const limits = {
+      defaultPageSize: 5,
+      maxPageSize: 100,
+      maxExportEvents: 100,
+      maxExportBytes: 1 << 20,
+      rangeMergeBytes: 0,
+    };
+    const query = { start: "2026-05-05T00:00:00Z", end: "2026-05-06T00:00:00Z" };
+    const make = () => {
+      const reader = new VersionReader(s3);
+      const cache = new BlockCache(reader, 1 << 20);
+      return {
+        cache,
+        queries: new AuditQueries(
+          new IndexReader(sql, names.schema),
+          reader,
+          new PageTokens("k".repeat(32)),
+          limits,
+          undefined,
+          cache,
+        ),
+      };
+    };
+    const exporting = make();
+    const exported = await exporting.queries.export(tenant, query);
+    expect(exported.totalCount).toBe(20);
+    expect(exporting.cache.bytes).toBe(0);
+    const listing = make();
+    const page = await listing.queries.list(tenant, { query, pageSize: 5, pageToken: "" });
+    expect(page.lines.map((line) => JSON.parse(new TextDecoder().decode(line)).id)).toEqual(
+      records.slice(0, 5).map((r) => r.id),
+    );
+    expect(listing.cache.bytes).toBeGreaterThan(0);
+  } finally {
+    await sql.unsafe(`DROP SCHEMA IF EXISTS "${names.schema}" CASCADE`);
+    await sql.close();
+  }
+});
