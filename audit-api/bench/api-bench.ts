@@ -1,6 +1,7 @@
 /**
  * `bun run bench:api [--bulk-events N] [--real-events M] [--seconds S] [--concurrency C] [--no-duckdb]
- * [--fresh-rate R] [--fresh-seconds F]` (F = 0: no freshness run): the audit
+ * [--fresh-rate R] [--fresh-seconds F] [--object-cache-mib C]` (F = 0: no freshness run; C: the API's block cache
+ * for lists, SVC_AUDIT_API_OBJECT_CACHE_BYTES, default the API's 64; 0 = every page a GET): the audit
  * API's goals of issue 8 on the local stack, with auth on (a Keycloak token of a realm seeded here):
  *
  * - total_count over N stored events (p50/p99, whole range with partial-minute ends; and with a principal filter);
@@ -36,6 +37,7 @@ const { values: args } = parseArgs({
     "no-duckdb": { type: "boolean", default: false },
     "fresh-rate": { type: "string", default: "10000" },
     "fresh-seconds": { type: "string", default: "10" },
+    "object-cache-mib": { type: "string" },
   },
 });
 const BULK = Number(args["bulk-events"]);
@@ -165,6 +167,9 @@ try {
       SVC_AUDIT_API_PAGE_TOKEN_KEY: "bench-page-token-key-0123456789abcdef",
       SVC_AUTH_ISSUER: realm.issuer,
       SVC_AUDIT_LOG_LEVEL: "silent",
+      ...(args["object-cache-mib"] === undefined
+        ? {}
+        : { SVC_AUDIT_API_OBJECT_CACHE_BYTES: String(Number(args["object-cache-mib"]) * 1048576) }),
     }),
     { logger: pino({ level: "silent" }) },
   );
