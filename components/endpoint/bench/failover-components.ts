@@ -72,10 +72,12 @@ interface ModeResult {
 const results = new Map<Mode, ModeResult>(modes.map((m) => [m, { seconds: [], failed: 0 }]));
 let fatal: unknown;
 
-const stack = await fullStack("bench-fo", { specTimings: true });
+let stack: Awaited<ReturnType<typeof fullStack>> | undefined;
 try {
-  await stack.up();
-  const token = new RefreshingToken(() => stack.issuer.token(["app"]));
+  const deployment = await fullStack("bench-fo", { specTimings: true });
+  stack = deployment;
+  await deployment.up();
+  const token = new RefreshingToken(() => deployment.issuer.token(["app"]));
   await token.fresh();
   const md = () => {
     const m = new Metadata();
@@ -83,7 +85,7 @@ try {
     m.set("x-tenant-id", "tenant-a");
     return m;
   };
-  const client = new EndpointServiceClient(stack.replica("endpoint-a").address, credentials.createInsecure());
+  const client = new EndpointServiceClient(deployment.replica("endpoint-a").address, credentials.createInsecure());
   const api = {
     createIndex: (name: string) => callUnary(client.createIndex.bind(client), { name, shardCount: 1 }, md(), 10_000),
     submitJob: (input: string) => callUnary(client.submitJob.bind(client), { indexName: "bench", input }, md(), 5_000),
@@ -92,8 +94,8 @@ try {
   };
   /** Every shard of every ready index: what compute must hold (counted from the tables, not from the bench). */
   const shardTotal = async () => {
-    const [row] = await stack.sql.unsafe(
-      `SELECT count(*) AS n FROM ${stack.schema}.shards s JOIN ${stack.schema}.indexes i
+    const [row] = await deployment.sql.unsafe(
+      `SELECT count(*) AS n FROM ${deployment.schema}.shards s JOIN ${deployment.schema}.indexes i
           ON i.name = s.index_name AND i.state = 'ready'`,
     );
     return Number(row.n);
@@ -123,8 +125,8 @@ try {
   };
   /** Restarts every replica whose process is gone, as the platform would; answers the pods restarted. */
   const revive = async (): Promise<string[]> => {
-    const gone = [...stack.live.values()].filter((r) => r.exitCode !== null);
-    await Promise.all(gone.map((r) => stack.start(r.pod).ready(60_000)));
+    const gone = [...deployment.live.values()].filter((r) => r.exitCode !== null);
+    await Promise.all(gone.map((r) => deployment.start(r.pod).ready(60_000)));
     return gone.map((r) => `${r.pod} (exit ${r.exitCode})`);
   };
   /** The probe of one round: resolves truthy once the component's new leader served the application. */
@@ -157,16 +159,16 @@ try {
   };
   /** When a replica of `component` took office after `wallMs` (its became-leader line), in seconds from it. */
   const tookOffice = (component: HaComponent, wallMs: number) => {
-    const times = stack
+    const times = deployment
       .pods(component)
-      .flatMap((pod) => stack.live.get(pod)?.lines ?? [])
+      .flatMap((pod) => deployment.live.get(pod)?.lines ?? [])
       .filter((l) => l.event === "became-leader" && typeof l.time === "number" && l.time >= wallMs)
       .map((l) => l.time as number);
     return times.length > 0 ? Number(((Math.min(...times) - wallMs) / 1000).toFixed(2)) : undefined;
   };
 
   const expected = () =>
-    stack.expectedState(120_000).catch(async (error: unknown) => {
+    deployment.expectedState(120_000).catch(async (error: unknown) => {
       throw new Error(`expected state not reached: ${messageOf(error)}`);
     });
   await expected();
@@ -191,14 +193,14 @@ try {
             mode,
             kill: k + 1,
             stopped: result.stopped,
-            states: await componentStates(stack, HA_COMPONENTS),
+            states: await componentStates(deployment, HA_COMPONENTS),
           }),
         );
         break;
       }
-      const leader = stack.replica(leaders[component]);
+      const leader = deployment.replica(leaders[component]);
       // Cold standby: the follower goes too, and its pod is started again at once, from nothing.
-      const victims = cold ? stack.pods(component).map((pod) => stack.replica(pod)) : [leader];
+      const victims = cold ? deployment.pods(component).map((pod) => deployment.replica(pod)) : [leader];
       const standby = victims.find((v) => v !== leader);
       const probe = await probeOf(component);
       const killedWall = Date.now();
@@ -208,7 +210,7 @@ try {
       if (cold && standby) {
         await Promise.all(victims.map((v) => v.process.exited));
         // Its ports (the health probes' target) are known from its ready line.
-        starting = stack
+        starting = deployment
           .start(standby.pod)
           .ready(60_000)
           .catch(() => undefined);
@@ -226,7 +228,7 @@ try {
       if (seconds === undefined) {
         result.failed += 1;
         result.stopped = `kill ${k + 1} did not recover within ${timeoutMs / 1000} s`;
-        const states = await componentStates(stack, HA_COMPONENTS);
+        const states = await componentStates(deployment, HA_COMPONENTS);
         console.log(JSON.stringify({ ...line, didNotRecover: true, states }));
       } else {
         result.seconds.push(seconds);
@@ -243,7 +245,7 @@ try {
 } catch (error) {
   fatal = error;
 } finally {
-  await stack.remove().catch((error: unknown) => console.error(`removing the deployment: ${messageOf(error)}`));
+  await stack?.remove().catch((error: unknown) => console.error(`removing the deployment: ${messageOf(error)}`));
 }
 
 const pct = (sorted: number[], p: number) => sorted[Math.max(0, Math.ceil(p * sorted.length) - 1)] ?? Number.NaN;
