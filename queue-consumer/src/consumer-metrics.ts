@@ -22,6 +22,7 @@ export class ConsumerMetrics {
   readonly commitRetries: Counter;
   readonly batchesDropped: Counter;
   readonly sessionRestarts: Counter;
+  readonly offsetsLost: Counter;
 
   constructor(sources: ConsumerGaugeSources) {
     const registers = [this.registry];
@@ -49,6 +50,10 @@ export class ConsumerMetrics {
     this.sessionRestarts = counter(
       "svc_audit_writer_session_restarts_total",
       "Kafka consumer sessions started again after the stream failed",
+    );
+    this.offsetsLost = counter(
+      "svc_audit_writer_offsets_lost_total",
+      "Offsets deleted from Kafka (retention) before this writer read them: records lost to the audit log",
     );
     new Gauge({
       name: "svc_audit_writer_buffered_bytes",

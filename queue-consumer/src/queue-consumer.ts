@@ -8,6 +8,7 @@ import type { QueueConsumerConfig } from "./config.ts";
 import { ConsumerMetrics } from "./consumer-metrics.ts";
 import { QueueConsumerError } from "./errors.ts";
 import { ensureIndexSchema } from "./index-schema.ts";
+import { type OffsetGap, OffsetGapWatch } from "./offset-gaps.ts";
 import type { SealedBatch } from "./partition-batch.ts";
 import { PartitionWriter } from "./partition-writer.ts";
 import { putBatchObject, type WrittenObject } from "./put-batch-object.ts";
@@ -38,6 +39,8 @@ export interface QueueConsumerEvents {
   "put-retry": [QueueConsumerError];
   /** The consumer stopped on an error it cannot get past (a batch that can never be written). */
   failed: [unknown];
+  /** Offsets of a partition were deleted from Kafka before they were read (lost to retention). */
+  "offsets-lost": [OffsetGap];
 }
 
 export interface StartConsumerOptions {
@@ -119,6 +122,29 @@ export async function startConsumer(
     paused: () => paused,
     assignedPartitions: () => session?.assigned.size ?? 0,
   });
+  const gaps = new OffsetGapWatch(
+    async (partition) => {
+      const consumer = session?.consumer;
+      if (!consumer) throw new Error("no Kafka session");
+      const [committed, starts] = await Promise.all([
+        consumer.listCommittedOffsets({ topics: [{ topic: config.topic, partitions: [partition] }] }),
+        consumer.listOffsets({ topics: [config.topic], partitions: { [config.topic]: [partition] }, timestamp: -2n }),
+      ]);
+      return {
+        committed: committed.get(config.topic)?.[partition] ?? -1n,
+        logStart: starts.get(config.topic)?.[partition] ?? 0n,
+      };
+    },
+    (gap) => {
+      metrics.offsetsLost.inc(Number(gap.to - gap.from));
+      logger.error(
+        { topic: config.topic, partition: gap.partition, from: String(gap.from), to: String(gap.to) },
+        "records lost: these offsets were deleted from Kafka (retention) before they were written",
+      );
+      events.emit("offsets-lost", gap);
+    },
+    (error) => logger.warn({ err: error }, "offset gap check failed (no check for this partition until it moves)"),
+  );
   const { maxBytes, maxRecords, maxAgeMs } = config.batch;
   const batchLimits = { maxBytes, maxRecords };
 
@@ -234,6 +260,7 @@ export async function startConsumer(
   const onMessage = (message: Message<Buffer, Buffer, Buffer, Buffer>) => {
     const current = session;
     if (!current?.assigned.has(message.partition) || message.value == null) return;
+    gaps.received(message.partition, message.offset);
     const writer = writerFor(message.partition);
     const added = writer.add(message.value, message.offset, Number(message.timestamp), performance.now());
     if (added === 0) return;
@@ -288,6 +315,7 @@ export async function startConsumer(
       if (session !== current) return;
       current.assigned = assignmentOf(consumer);
       applyAssignment(current.assigned);
+      gaps.assigned(current.assigned);
     });
     // A rebalance is coming: write what we hold now, so partitions handed over carry little uncommitted data.
     consumer.on("consumer:group:rebalance", () => {
@@ -310,6 +338,7 @@ export async function startConsumer(
     session = current;
     current.assigned = assignmentOf(consumer);
     applyAssignment(current.assigned);
+    gaps.assigned(current.assigned);
     current.stream.on("data", onMessage);
     current.stream.on("error", (error: unknown) => {
       if (session === current) restartSession(error);
