@@ -100,6 +100,15 @@ export class BlockCache {
     const offset = range.start - first * size;
     const length = range.end - range.start;
     if (blocks.length === 1) return (blocks[0] as Uint8Array).subarray(offset, offset + length);
-    return Buffer.concat(blocks).subarray(offset, offset + length);
+    // Across blocks: only the range's bytes are copied (a block may end short: the object's last one).
+    const joined = new Uint8Array(length);
+    let at = 0;
+    for (let i = 0; i < blocks.length && at < length; i++) {
+      const block = blocks[i] as Uint8Array;
+      const part = block.subarray(i === 0 ? offset : 0, (i === 0 ? offset : 0) + (length - at));
+      joined.set(part, at);
+      at += part.length;
+    }
+    return joined.subarray(0, at);
   }
 }
