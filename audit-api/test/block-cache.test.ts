@@ -68,7 +68,9 @@ test("concurrent reads of one block share its GET", async () => {
       cache.read(BUCKET, key, versionId, { start: 3072 + i * 10, end: 3072 + i * 10 + 50 }),
     ),
   );
-  reads.forEach((bytes, i) => same(bytes, 3072 + i * 10, 3072 + i * 10 + 50));
+  reads.forEach((bytes, i) => {
+    same(bytes, 3072 + i * 10, 3072 + i * 10 + 50);
+  });
   expect(proxy.requests).toBe(1);
 });
 
