@@ -5,6 +5,7 @@ import { Command } from "commander";
 import { createContext } from "./context-factory.ts";
 import { StackError } from "./errors.ts";
 import { COMPONENT_SERVICES, servicesUsage } from "./services/components.ts";
+import { auditApi, servicesAuditUsage } from "./services/services-audit.ts";
 import { down, installAll, readEnvFile, selectServices, status, up } from "./stack.ts";
 
 const program = new Command("stack")
@@ -36,7 +37,7 @@ program
   .option("--kms-audit", "also start the KMS with its audit instance (agent and queue-consumer); implies --kms")
   .option(
     "--services",
-    "also start two replicas of orchestrator, backend, compute and shaper and two endpoints, and wait for one leader each",
+    "also start two replicas of orchestrator, backend, compute and shaper and two endpoints, wait for one leader each, and the endpoints' audit pipeline (agents, writer, audit API)",
   )
   .action(async (names: string[], options: { kms?: boolean; kmsAudit?: boolean; services?: boolean }) => {
     const ctx = context();
@@ -53,12 +54,15 @@ program
       const cached = join(ctx.cacheDir, "bin", "grpcurl");
       const grpcurl = Bun.which("grpcurl") ?? (existsSync(cached) ? cached : "grpcurl");
       console.log(`\n${servicesUsage(ctx, grpcurl).join("\n")}`);
+      if (selected.includes(auditApi)) console.log(servicesAuditUsage(ctx, grpcurl).join("\n"));
     }
   });
 
 program
   .command("down")
-  .description("stop every server of the stack (the KMS, its audit instance and the component replicas too)")
+  .description(
+    "stop every server of the stack (the KMS, its audit instance, the component replicas and their audit pipeline too)",
+  )
   .option("--purge", "also delete the stack's data and logs")
   .action(async (options: { purge?: boolean }) => {
     const stopped = await down(context(), options);

@@ -104,6 +104,30 @@ export const StackConfigSchema = Type.Object(
       },
       { additionalProperties: false },
     ),
+    /**
+     * The service audit pipeline of the endpoints (`up --services`): an agent per endpoint replica, the writer
+     * (queue-consumer) and the audit API.
+     */
+    audit: Type.Object(
+      {
+        topic: TopicName,
+        bucket: Type.String({ pattern: "^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$" }),
+        key_prefix: Type.String({ pattern: "^([A-Za-z0-9._-]+/)*$" }),
+        group_id: TopicName,
+        index_schema: Type.String({ pattern: "^[a-z_][a-z0-9_]{0,62}$" }),
+        /** The writer's SVC_AUDIT_BATCH_MAX_AGE_MS: how long a record may wait for its batch's object. */
+        writer_batch_max_age_ms: Type.Integer({ minimum: 10, maximum: 3_600_000 }),
+        /** The audit API's gRPC (the spec's 50052) and REST ports. */
+        grpc_port: Port,
+        rest_port: Port,
+        /** /health and /metrics of endpoint-a's and endpoint-b's agents. */
+        agent_a_metrics_port: Port,
+        agent_b_metrics_port: Port,
+        /** /health and /metrics of the writer. */
+        consumer_metrics_port: Port,
+      },
+      { additionalProperties: false },
+    ),
   },
   { additionalProperties: false },
 );

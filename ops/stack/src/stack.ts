@@ -9,6 +9,7 @@ import { assertPortsFree } from "./port-check.ts";
 import { awaitReady, readinessOf } from "./server-readiness.ts";
 import { COMPONENT_SERVICES } from "./services/components.ts";
 import { ALL_SERVICES, OPTIONAL_SERVICES, SERVICES } from "./services/index.ts";
+import { SERVICES_AUDIT } from "./services/services-audit.ts";
 import { pidFileOf } from "./state-files.ts";
 import { acquireUpLock } from "./up-lock.ts";
 
@@ -33,7 +34,7 @@ export interface OptionalSelection {
   kms?: boolean;
   /** The KMS with its audit instance (agent and queue-consumer); implies `kms`. */
   kmsAudit?: boolean;
-  /** The HA components and endpoints: two replicas each (COMPONENT_SERVICES). */
+  /** The HA components and endpoints: two replicas each (COMPONENT_SERVICES), and the endpoints' audit pipeline. */
   services?: boolean;
 }
 
@@ -59,7 +60,7 @@ export function selectServices(names: readonly string[], optional: OptionalSelec
   for (const name of names.length === 0 ? SERVICES.map((s) => s.name) : names) add(name);
   if (optional.kms) for (const name of KMS_SERVICES) add(name);
   if (optional.kmsAudit) for (const name of KMS_AUDIT_SERVICES) add(name);
-  if (optional.services) for (const service of COMPONENT_SERVICES) add(service.name);
+  if (optional.services) for (const service of [...COMPONENT_SERVICES, ...SERVICES_AUDIT]) add(service.name);
   return ALL_SERVICES.filter((s) => wanted.has(s.name));
 }
 

@@ -2,13 +2,16 @@
  * `up --services` (issue 10): two replicas of each HA component and two endpoints as servers of a stack of the
  * test's own — its state directory, ports, namespace, schema, key prefix and realm — on top of the servers the tests
  * run against (which it neither starts nor stops): the spec's expected state after `up`, each replica's role in
- * `status`, the printed call through endpoint, and `down` stopping every replica.
+ * `status`, the printed call through endpoint, and `down` stopping every replica. With them the endpoints' audit
+ * pipeline (an agent per endpoint, the writer, the audit API) on a topic, index schema and key prefix of the test's
+ * own: the printed call's record is listed by the audit API with the printed command.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { V1MicroTime } from "@kubernetes/client-node";
+import { Admin } from "@platformatic/kafka";
 import { loadKubeConfig } from "@svc/kube";
 import {
   bucketPrefix,
@@ -22,12 +25,15 @@ import {
   stackEnv,
   type TestNamespace,
   thrownBy,
+  waitFor,
 } from "@svc/testkit";
 import { SQL } from "bun";
+import { auditPageTokenKeyFile, ensureAuditPageTokenKey } from "../src/audit-files.ts";
 import type { StackContext } from "../src/context.ts";
 import { createContext } from "../src/context-factory.ts";
 import { isAlive, livePid } from "../src/daemon.ts";
 import { StackError } from "../src/errors.ts";
+import { freePort } from "../src/free-port.ts";
 import { isPortFree } from "../src/port-check.ts";
 import { isZombie } from "../src/proc-process.ts";
 import { silentProgress } from "../src/progress.ts";
@@ -35,6 +41,7 @@ import { kubeClients, labelledPods, leaseHolder } from "../src/services/componen
 import { REPLICA_SUFFIXES, replicaPorts, SERVICE_COMPONENTS } from "../src/services/component-ports.ts";
 import { awaitExpectedState } from "../src/services/component-roles.ts";
 import { COMPONENT_SERVICES, servicesUsage } from "../src/services/components.ts";
+import { auditAgentPort, SERVICES_AUDIT, servicesAuditUsage } from "../src/services/services-audit.ts";
 import { down, selectServices, status, up } from "../src/stack.ts";
 import { pidFileOf } from "../src/state-files.ts";
 import { configOfRunningStack } from "./support/dev-stack-config.ts";
@@ -57,6 +64,13 @@ describe("--services", () => {
       expect(selected).toContain(`${component}-a`);
       expect(selected).toContain(`${component}-b`);
     }
+    // the endpoints' audit pipeline: each agent after its endpoint, the audit API after the writer
+    const at = (name: string) => selected.indexOf(name);
+    for (const name of names(SERVICES_AUDIT)) expect(selected).toContain(name);
+    expect(at("audit-agent-a")).toBeGreaterThan(at("endpoint-a"));
+    expect(at("audit-agent-b")).toBeGreaterThan(at("endpoint-b"));
+    expect(at("audit-api")).toBeGreaterThan(at("audit-writer"));
+    expect(names(selectServices(["audit-agent-b"]))).toContain("endpoint-b");
     // endpoint needs Keycloak (its realm) and the backends (its readiness); compute the orchestrators
     expect(names(selectServices(["endpoint-a"]))).toEqual([
       "postgres",
@@ -101,11 +115,30 @@ describe("--services", () => {
     ["SVC_STACK_SERVICES_BUCKET", "X", "/services/bucket"],
     ["SVC_STACK_SERVICES_REALM", "", "/services/realm"],
     ["SVC_STACK_SERVICES_SETTLE_TIMEOUT_SECONDS", "0", "/services/settle_timeout_seconds"],
+    ["SVC_STACK_AUDIT_TOPIC", "no spaces", "/audit/topic"],
+    ["SVC_STACK_AUDIT_INDEX_SCHEMA", "audit-x", "/audit/index_schema"],
+    ["SVC_STACK_AUDIT_KEY_PREFIX", "no-trailing-slash", "/audit/key_prefix"],
+    ["SVC_STACK_AUDIT_WRITER_BATCH_MAX_AGE_MS", "5", "/audit/writer_batch_max_age_ms"],
+    ["SVC_STACK_AUDIT_GRPC_PORT", "70000", "/audit/grpc_port"],
+    ["SVC_STACK_AUDIT_AGENT_B_METRICS_PORT", "0", "/audit/agent_b_metrics_port"],
   ])("%s=%p is refused naming %s", (variable, value, field) => {
     const error = thrownBy(() => createContext({ [variable]: value }, { progress: silentProgress }), StackError);
     expect(error.code).toBe("STACK_CONFIG_INVALID");
     expect(error.subject).toBe(field);
   });
+});
+
+test("the audit API's page token key is made once (0600, 43 characters) and kept", () => {
+  const stateDir = mkdtempSync(join(tmpdir(), "stack-audit-key-"));
+  try {
+    const ctx = createContext({}, { stateDir, progress: silentProgress });
+    const key = ensureAuditPageTokenKey(ctx);
+    expect(key).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(statSync(auditPageTokenKeyFile(ctx)).mode & 0o777).toBe(0o600);
+    expect(ensureAuditPageTokenKey(ctx)).toBe(key);
+  } finally {
+    rmSync(stateDir, { recursive: true, force: true });
+  }
 });
 
 test("up's wait for the expected state fails naming each component short of it and what was seen", async () => {
@@ -138,11 +171,24 @@ describeWithServers("the HA components as stack servers", () => {
   let overrides: Record<string, string>;
   let stateDir: string;
   const schema = randomName("t_stack_services").replaceAll("-", "_");
+  const auditTopic = randomName("svc-test-stack-services-audit");
+  const auditIndexSchema = randomName("t_stack_services_audit").replaceAll("-", "_");
+  const kafkaAdmin = async <T>(run: (admin: Admin) => Promise<T>): Promise<T> => {
+    const admin = new Admin({ clientId: "stack-services-test", bootstrapBrokers: stackEnv().kafkaBrokers, retries: 1 });
+    try {
+      return await run(admin);
+    } finally {
+      await admin.close().catch(() => {});
+    }
+  };
 
   beforeAll(async () => {
     realm = await seedTestRealm("stack-services", "tenant-local");
     const stack = stackEnv();
     namespace = await createTestNamespace(loadKubeConfig(stack.kubeconfig), "stack-services");
+    await kafkaAdmin((admin) =>
+      admin.createTopics({ topics: [auditTopic, `${auditTopic}.dlq`], partitions: 1, replicas: 1 }),
+    );
     stateDir = mkdtempSync(join(tmpdir(), "stack-services-test-"));
     // The stack's kube-apiserver, as `up` left its kubeconfig in the state directory.
     mkdirSync(join(stateDir, "kube"));
@@ -155,6 +201,16 @@ describeWithServers("the HA components as stack servers", () => {
       SVC_STACK_SERVICES_SCHEMA: schema,
       SVC_STACK_SERVICES_KEY_PREFIX: bucketPrefix("stack-services"),
       SVC_STACK_SERVICES_REALM: realm.seed.realm,
+      SVC_STACK_AUDIT_TOPIC: auditTopic,
+      SVC_STACK_AUDIT_KEY_PREFIX: bucketPrefix("stack-services-audit"),
+      SVC_STACK_AUDIT_GROUP_ID: randomName("svc-test-stack-services-writer"),
+      SVC_STACK_AUDIT_INDEX_SCHEMA: auditIndexSchema,
+      SVC_STACK_AUDIT_WRITER_BATCH_MAX_AGE_MS: "300",
+      SVC_STACK_AUDIT_GRPC_PORT: String(await freePort()),
+      SVC_STACK_AUDIT_REST_PORT: String(await freePort()),
+      SVC_STACK_AUDIT_AGENT_A_METRICS_PORT: String(await freePort()),
+      SVC_STACK_AUDIT_AGENT_B_METRICS_PORT: String(await freePort()),
+      SVC_STACK_AUDIT_CONSUMER_METRICS_PORT: String(await freePort()),
     };
     ctx = createContext({ ...process.env, ...overrides }, { stateDir, progress: silentProgress });
   }, 30_000);
@@ -162,16 +218,20 @@ describeWithServers("the HA components as stack servers", () => {
   afterAll(async () => {
     await down(ctx).catch(() => {});
     await namespace?.remove().catch(() => {});
+    await kafkaAdmin((admin) => admin.deleteTopics({ topics: [auditTopic, `${auditTopic}.dlq`] })).catch(() => {});
     const sql = new SQL(stackEnv().postgresUrl);
-    await sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => {});
+    for (const name of [schema, auditIndexSchema])
+      await sql.unsafe(`DROP SCHEMA IF EXISTS "${name}" CASCADE`).catch(() => {});
     await sql.close();
     await realm?.remove();
     rmSync(stateDir, { recursive: true, force: true });
   }, 60_000);
 
-  test("up --services reaches the expected state; status shows one leader and one follower each; the printed call works; down stops every replica", async () => {
+  test("up --services reaches the expected state; status shows one leader and one follower each; the printed call works and the printed audit call lists it; down stops every replica and the audit pipeline", async () => {
     // Only the flag's own servers: the others run already, outside this state directory.
-    const services = selectServices([], { services: true }).filter((s) => COMPONENT_SERVICES.includes(s));
+    const own = [...COMPONENT_SERVICES, ...SERVICES_AUDIT];
+    const services = selectServices([], { services: true }).filter((s) => own.includes(s));
+    expect(names(services).sort()).toEqual(names(own).sort());
     const result = await up(ctx, services);
     expect(result.timings.map((t) => t.name)).toContain("services");
 
@@ -183,7 +243,7 @@ describeWithServers("the HA components as stack servers", () => {
     }
 
     const rows = await status(ctx);
-    const replicas = rows.filter((row) => /-(a|b)$/.test(row.name));
+    const replicas = rows.filter((row) => names(COMPONENT_SERVICES).includes(row.name));
     expect(replicas.map((row) => row.name).sort()).toEqual(names(COMPONENT_SERVICES).sort());
     for (const row of replicas) expect(row.state).toBe("ready");
     for (const component of HA) {
@@ -200,6 +260,10 @@ describeWithServers("the HA components as stack servers", () => {
       env: { ...process.env, ...overrides },
     });
     expect(cli.stdout.toString()).toMatch(/^orchestrator-[ab] +ready .+ {2}leader \(term \d+\)$/m);
+    for (const name of names(SERVICES_AUDIT)) {
+      expect(rows.find((row) => row.name === name)?.state).toBe("ready");
+      expect(cli.stdout.toString()).toMatch(new RegExp(`^${name} +ready `, "m"));
+    }
 
     // The call `up` prints, as printed (bash, grpcurl, the token CLI), with the realm's seeded user password
     const grpcurl = await ensureTool("grpcurl");
@@ -211,14 +275,60 @@ describeWithServers("the HA components as stack servers", () => {
     expect(call.stderr.toString()).not.toContain("ERROR");
     expect(JSON.parse(call.stdout.toString())).toHaveProperty("nodeId");
 
-    const pids = names(COMPONENT_SERVICES).map((name) => livePid(pidFileOf(ctx, name)));
+    // Its record, from endpoint-a's audit file, listed by the audit API with the command `up` prints, as printed
+    // (the security user's token, the last hour); and stored by the writer (the index of the test's own schema)
+    const action = "/svc.endpoint.v1.EndpointService/ListShards";
+    const written = await waitFor(
+      "the call's record in endpoint-a's audit file",
+      async () => {
+        const lines = readFileSync(join(stateDir, "services", "endpoint-a-audit.jsonl"), "utf8")
+          .trim()
+          .split("\n");
+        return lines.map((line) => JSON.parse(line) as { id: string; action: string }).find((r) => r.action === action);
+      },
+      { timeoutMs: 10_000, intervalMs: 100 },
+    );
+    const [, auditCommand = ""] = servicesAuditUsage(ctx, grpcurl);
+    const listed = await waitFor(
+      "the record listed by the audit API",
+      async () => {
+        const list = Bun.spawnSync(["bash", "-c", auditCommand], {
+          cwd: join(import.meta.dir, "..", "..", ".."),
+          env: { ...process.env, IDP_URL: stackEnv().idp.url, IDP_LOCAL_USER_PASSWORD: realm.seed.userPassword },
+        });
+        if (list.exitCode !== 0) throw new Error(`the printed audit call failed: ${list.stderr.toString()}`);
+        const body = JSON.parse(list.stdout.toString()) as { events?: { id: string; action: string }[] };
+        return body.events?.find((event) => event.id === written.id);
+      },
+      { timeoutMs: 60_000, intervalMs: 500 },
+    );
+    expect(listed.action).toBe(action);
+    const sql = new SQL(stackEnv().postgresUrl);
+    try {
+      await waitFor(
+        "the record in the writer's index",
+        async () => {
+          const rows = await sql
+            .unsafe(`SELECT action FROM "${auditIndexSchema}".events WHERE id = $1`, [written.id])
+            .catch(() => []);
+          return rows.length === 1 && rows[0].action === action ? true : undefined;
+        },
+        { timeoutMs: 30_000, intervalMs: 250 },
+      );
+    } finally {
+      await sql.close();
+    }
+
+    const pids = names(own).map((name) => livePid(pidFileOf(ctx, name)));
     expect(pids.every((pid) => pid !== undefined)).toBe(true);
     const stopped = await down(ctx);
-    expect(stopped.sort()).toEqual(names(COMPONENT_SERVICES).sort());
+    expect(stopped.sort()).toEqual(names(own).sort());
     for (const pid of pids) expect(isAlive(pid ?? 0) && !isZombie(pid ?? 0)).toBe(false);
-    const free = await Promise.all(allPorts(ctx).map((port) => isPortFree(port)));
+    const { grpc_port, rest_port, consumer_metrics_port } = ctx.config.audit;
+    const auditPorts = [grpc_port, rest_port, consumer_metrics_port, auditAgentPort(ctx, 0), auditAgentPort(ctx, 1)];
+    const free = await Promise.all([...allPorts(ctx), ...auditPorts].map((port) => isPortFree(port)));
     expect(free.every(Boolean)).toBe(true);
-  }, 90_000);
+  }, 150_000);
 
   test("when no leader comes (another holder keeps the Lease), up fails naming the component and stops the replicas it started", async () => {
     const { coordination } = kubeClients(ctx);

@@ -8,6 +8,7 @@ import { kmsAuditAgent, kmsAuditConsumer } from "./kms-audit.ts";
 import { kubeApiserver } from "./kube-apiserver.ts";
 import { minio } from "./minio.ts";
 import { postgres } from "./postgres.ts";
+import { SERVICES_AUDIT } from "./services-audit.ts";
 
 /** Every server of the local stack, in start order: what `up` starts by default and `status` always shows. */
 export const SERVICES: readonly StackService[] = [postgres, etcd, kubeApiserver, kafka, minio, keycloak];
@@ -16,6 +17,12 @@ export const SERVICES: readonly StackService[] = [postgres, etcd, kubeApiserver,
  * Servers started only when asked for (`up --kms`, `up --kms-audit`, `up --services`, or by name), after the
  * default ones; `status` shows one once it was started (its pid file exists), `down` stops them first.
  */
-export const OPTIONAL_SERVICES: readonly StackService[] = [kms, kmsAuditAgent, kmsAuditConsumer, ...COMPONENT_SERVICES];
+export const OPTIONAL_SERVICES: readonly StackService[] = [
+  kms,
+  kmsAuditAgent,
+  kmsAuditConsumer,
+  ...COMPONENT_SERVICES,
+  ...SERVICES_AUDIT,
+];
 
 export const ALL_SERVICES: readonly StackService[] = [...SERVICES, ...OPTIONAL_SERVICES];
