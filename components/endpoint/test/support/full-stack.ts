@@ -52,11 +52,16 @@ export async function fullStack(purpose: string, options: { specTimings?: boolea
   const ports = new Map<string, { grpc: number; health: number }>();
   // Fixed ports below the kernel's ephemeral range (32768+), so no outgoing connection can take one between a
   // replica's stop and its restart.
+  // Each port is handed out once: a port checked free is not bound until its replica starts, so without the set two
+  // pods could draw the same one (about 2% of deployments; seen as EADDRINUSE at start).
+  const handedOut = new Set<number>();
   const freePort = (): number => {
     for (;;) {
       const port = 20_000 + Math.floor(Math.random() * 12_000);
+      if (handedOut.has(port)) continue;
       try {
         Bun.serve({ port, hostname: "127.0.0.1", fetch: () => new Response() }).stop(true);
+        handedOut.add(port);
         return port;
       } catch {
         // taken: try another
