@@ -260,7 +260,7 @@ export async function startConsumer(
   const onMessage = (message: Message<Buffer, Buffer, Buffer, Buffer>) => {
     const current = session;
     if (!current?.assigned.has(message.partition) || message.value == null) return;
-    gaps.received(message.partition, message.offset);
+    void gaps.received(message.partition, message.offset);
     const writer = writerFor(message.partition);
     const added = writer.add(message.value, message.offset, Number(message.timestamp), performance.now());
     if (added === 0) return;

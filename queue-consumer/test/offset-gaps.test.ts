@@ -35,9 +35,9 @@ describe("OffsetGapWatch", () => {
     const { gaps, w } = watch({ 0: { committed: 5n, logStart: 0n } });
     w.assigned([0]);
     await w.received(0, 5n);
-    for (const offset of [6n, 7n, 8n]) w.received(0, offset);
+    for (const offset of [6n, 7n, 8n]) await w.received(0, offset);
     expect(gaps).toEqual([]);
-    w.received(0, 12n);
+    await w.received(0, 12n);
     expect(gaps).toEqual([{ partition: 0, from: 9n, to: 12n }]);
   });
 
