@@ -2,10 +2,9 @@ import { auditAgentCheckpoint, ensureAuditPageTokenKey } from "../audit-files.ts
 import { answers200, bunProgram, dropPrefixes } from "../bun-program.ts";
 import type { StackContext, StackService } from "../context.ts";
 import { PROBE_TIMEOUT_MS, startServer } from "../start-server.ts";
+import { agentDaemon, auditS3Env, stackBrokers, writerDaemon } from "./audit-pipeline.ts";
 import { REPLICA_SUFFIXES } from "./component-ports.ts";
 import { endpointAuditLog, servicesIssuer } from "./components.ts";
-import { kafka } from "./kafka.ts";
-import { minio } from "./minio.ts";
 import { postgres } from "./postgres.ts";
 
 /**
@@ -13,57 +12,9 @@ import { postgres } from "./postgres.ts";
  * agent per endpoint replica, the writer and the audit API. Started by `up --services` after the endpoints.
  */
 
-const healthUrl = (port: number) => `http://127.0.0.1:${port}/health`;
-const brokers = (ctx: StackContext) => kafka.exports(ctx).SVC_STACK_KAFKA_BROKERS ?? "";
-const s3Env = (ctx: StackContext) => {
-  const s3 = minio.exports(ctx);
-  return {
-    SVC_AUDIT_S3_ENDPOINT: s3.SVC_STACK_S3_ENDPOINT ?? "",
-    SVC_AUDIT_S3_REGION: s3.SVC_STACK_S3_REGION ?? "",
-    SVC_AUDIT_S3_ACCESS_KEY: s3.SVC_STACK_S3_ACCESS_KEY ?? "",
-    SVC_AUDIT_S3_SECRET_KEY: s3.SVC_STACK_S3_SECRET_KEY ?? "",
-  };
-};
-
 /** The agent of endpoint replica `index`'s health and metrics port. */
 export const auditAgentPort = (ctx: StackContext, index: number) =>
   index === 0 ? ctx.config.audit.agent_a_metrics_port : ctx.config.audit.agent_b_metrics_port;
-
-/** The agent's environment: one endpoint replica's audit log to the service audit topic (agent/README.md). */
-export function auditAgentEnv(ctx: StackContext, index: number): Record<string, string> {
-  const pod = `endpoint-${REPLICA_SUFFIXES[index]}`;
-  const { topic } = ctx.config.audit;
-  return {
-    SVC_AGENT_SOURCE: endpointAuditLog(ctx, pod),
-    SVC_AGENT_KAFKA_BROKERS: brokers(ctx),
-    SVC_AGENT_TOPIC: topic,
-    SVC_AGENT_DLQ_TOPIC: `${topic}.dlq`,
-    SVC_AGENT_CHECKPOINT_FILE: auditAgentCheckpoint(ctx, pod),
-    SVC_AGENT_CLIENT_ID: `svc-audit-agent-${pod}`,
-    SVC_AGENT_METRICS_PORT: String(auditAgentPort(ctx, index)),
-    SVC_AGENT_METRICS_HOST: "127.0.0.1",
-  };
-}
-
-/** The writer's environment: the service audit topic into its bucket and index schema (queue-consumer/README.md). */
-export function auditWriterEnv(ctx: StackContext): Record<string, string> {
-  const { topic, bucket, key_prefix, group_id, index_schema, writer_batch_max_age_ms } = ctx.config.audit;
-  return {
-    SVC_AUDIT_KAFKA_BROKERS: brokers(ctx),
-    SVC_AUDIT_TOPIC: topic,
-    SVC_AUDIT_GROUP_ID: group_id,
-    SVC_AUDIT_CLIENT_ID: group_id,
-    SVC_AUDIT_BUCKET: bucket,
-    SVC_AUDIT_KEY_PREFIX: key_prefix,
-    ...s3Env(ctx),
-    SVC_AUDIT_RETENTION_DAYS: String(ctx.config.minio.retention_days),
-    SVC_AUDIT_BATCH_MAX_AGE_MS: String(writer_batch_max_age_ms),
-    SVC_AUDIT_PG_URL: postgres.exports(ctx).SVC_STACK_PG_URL ?? "",
-    SVC_AUDIT_INDEX_SCHEMA: index_schema,
-    SVC_AUDIT_METRICS_PORT: String(ctx.config.audit.consumer_metrics_port),
-    SVC_AUDIT_METRICS_HOST: "127.0.0.1",
-  };
-}
 
 /**
  * The audit API's environment (audit-api/README.md): the writer's index and bucket, the topic's tail (records
@@ -79,9 +30,9 @@ export function auditApiEnv(ctx: StackContext, pageTokenKey: string): Record<str
     SVC_AUDIT_REST_HOST: "127.0.0.1",
     SVC_AUDIT_PG_URL: postgres.exports(ctx).SVC_STACK_PG_URL ?? "",
     SVC_AUDIT_INDEX_SCHEMA: index_schema,
-    ...s3Env(ctx),
+    ...auditS3Env(ctx),
     SVC_AUDIT_API_PAGE_TOKEN_KEY: pageTokenKey,
-    SVC_AUDIT_KAFKA_BROKERS: brokers(ctx),
+    SVC_AUDIT_KAFKA_BROKERS: stackBrokers(ctx),
     SVC_AUDIT_TOPIC: topic,
     SVC_AUTH_ISSUER: servicesIssuer(ctx),
   };
@@ -89,64 +40,42 @@ export function auditApiEnv(ctx: StackContext, pageTokenKey: string): Record<str
 
 function auditAgent(index: number): StackService {
   const pod = `endpoint-${REPLICA_SUFFIXES[index]}`;
-  return {
+  return agentDaemon({
     name: `audit-agent-${REPLICA_SUFFIXES[index]}`,
     after: ["kafka", pod],
-    readiness: { timeoutMs: 30_000, intervalMs: 200 },
-    ports: (ctx) => [auditAgentPort(ctx, index)],
-
-    async install(_ctx, task) {
-      task.done("runs from agent/ (nothing to fetch)");
-    },
-
-    async start(ctx, task) {
-      task.update(1, "starting");
-      const daemon = await startServer(ctx, this, {
-        ...bunProgram("agent/src/main.ts"),
-        env: auditAgentEnv(ctx, index),
-        dropEnv: dropPrefixes("SVC_"),
-      });
-      task.done(`${endpointAuditLog(ctx, pod)} → ${ctx.config.audit.topic}`);
-      return daemon;
-    },
-
-    probe: (ctx) => answers200(healthUrl(auditAgentPort(ctx, index)), PROBE_TIMEOUT_MS),
-    address: (ctx) => `${pod}'s audit → ${ctx.config.audit.topic} (health ${healthUrl(auditAgentPort(ctx, index))})`,
-    exports: () => ({}),
-  };
+    settings: (ctx) => ({
+      source: endpointAuditLog(ctx, pod),
+      topic: ctx.config.audit.topic,
+      checkpoint: auditAgentCheckpoint(ctx, pod),
+      metricsPort: auditAgentPort(ctx, index),
+      clientId: `svc-audit-agent-${pod}`,
+    }),
+    describe: () => `${pod}'s audit → `,
+    dropEnv: ["SVC_"],
+  });
 }
 
 /** The service audit's writer (queue-consumer). */
-export const auditWriter: StackService = {
+export const auditWriter = writerDaemon({
   name: "audit-writer",
-  after: ["kafka", "minio", "postgres"],
-  readiness: { timeoutMs: 60_000, intervalMs: 200 },
-  ports: (ctx) => [ctx.config.audit.consumer_metrics_port],
-
-  async install(_ctx, task) {
-    task.done("runs from queue-consumer/ (nothing to fetch)");
+  instance: (ctx) => {
+    const { topic, bucket, key_prefix, group_id, index_schema, writer_batch_max_age_ms } = ctx.config.audit;
+    return {
+      topic,
+      bucket,
+      keyPrefix: key_prefix,
+      groupId: group_id,
+      indexSchema: index_schema,
+      batchMaxAgeMs: writer_batch_max_age_ms,
+    };
   },
-
-  async start(ctx, task) {
-    task.update(1, "starting (joining the consumer group)");
-    const daemon = await startServer(ctx, this, {
-      ...bunProgram("queue-consumer/src/main.ts"),
-      env: auditWriterEnv(ctx),
-      dropEnv: dropPrefixes("SVC_"),
-    });
-    const { topic, bucket, index_schema } = ctx.config.audit;
-    task.done(`${topic} → s3://${bucket}, index schema ${index_schema}`);
-    return daemon;
-  },
-
-  probe: (ctx) => answers200(healthUrl(ctx.config.audit.consumer_metrics_port), PROBE_TIMEOUT_MS),
-  address: (ctx) =>
-    `s3://${ctx.config.audit.bucket}/${ctx.config.audit.key_prefix} (health ${healthUrl(ctx.config.audit.consumer_metrics_port)})`,
+  metricsPort: (ctx) => ctx.config.audit.consumer_metrics_port,
+  dropEnv: ["SVC_"],
   exports: (ctx) => ({
     SVC_STACK_AUDIT_BUCKET: ctx.config.audit.bucket,
     SVC_STACK_AUDIT_INDEX_SCHEMA: ctx.config.audit.index_schema,
   }),
-};
+});
 
 /** The audit API over the writer's index and bucket: after the writer, which creates the index schema at start. */
 export const auditApi: StackService = {
