@@ -64,7 +64,8 @@ program
     "stop every server of the stack (the KMS, its audit instance, the component replicas and their audit pipeline too)",
   )
   .option("--purge", "also delete the stack's data and logs")
-  .action(async (options: { purge?: boolean }) => {
+  .option("--services", "stop only what `up --services` started (the replicas and the endpoints' audit pipeline)")
+  .action(async (options: { purge?: boolean; services?: boolean }) => {
     const stopped = await down(context(), options);
     console.log(stopped.length === 0 ? "nothing was running" : `stopped: ${stopped.join(", ")}`);
   });

@@ -222,11 +222,27 @@ async function adoptRunning(ctx: StackContext, service: StackService): Promise<b
 }
 
 /** Stops every server of the stack (reverse start order); `purge` also deletes its data. */
-export async function down(ctx: StackContext, options: { purge?: boolean } = {}): Promise<string[]> {
+/**
+ * Stops every server of the stack, newest first, and removes its env file; with `services`, only the component
+ * replicas and the endpoints' audit pipeline (`up --services`), and the stack stays up (its env file too).
+ */
+export async function down(
+  ctx: StackContext,
+  options: { purge?: boolean; services?: boolean } = {},
+): Promise<string[]> {
+  if (options.purge && options.services) {
+    throw new StackError(
+      "STACK_CONFIG_INVALID",
+      "down: --purge stops the whole stack; it cannot go with --services",
+      "--purge",
+    );
+  }
   const stopped: string[] = [];
-  for (const service of [...ALL_SERVICES].reverse()) {
+  const which = options.services ? [...COMPONENT_SERVICES, ...SERVICES_AUDIT] : ALL_SERVICES;
+  for (const service of [...which].reverse()) {
     if (await stopDaemon(pidFileOf(ctx, service.name))) stopped.push(service.name);
   }
+  if (options.services) return stopped;
   rmSync(envFilePath(ctx.stateDir), { force: true });
   if (options.purge) {
     for (const service of SERVICES) {

@@ -7,7 +7,16 @@
  * own: the printed call's record is listed by the audit API with the printed command.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { V1MicroTime } from "@kubernetes/client-node";
@@ -31,7 +40,7 @@ import { SQL } from "bun";
 import { auditPageTokenKeyFile, ensureAuditPageTokenKey } from "../src/audit-files.ts";
 import type { StackContext } from "../src/context.ts";
 import { createContext } from "../src/context-factory.ts";
-import { isAlive, livePid } from "../src/daemon.ts";
+import { isAlive, livePid, spawnDaemon } from "../src/daemon.ts";
 import { StackError } from "../src/errors.ts";
 import { freePort } from "../src/free-port.ts";
 import { isPortFree } from "../src/port-check.ts";
@@ -42,7 +51,7 @@ import { REPLICA_SUFFIXES, replicaPorts, SERVICE_COMPONENTS } from "../src/servi
 import { awaitExpectedState } from "../src/services/component-roles.ts";
 import { COMPONENT_SERVICES, servicesUsage } from "../src/services/components.ts";
 import { auditAgentPort, SERVICES_AUDIT, servicesAuditUsage } from "../src/services/services-audit.ts";
-import { down, selectServices, status, up } from "../src/stack.ts";
+import { down, envFilePath, selectServices, status, up } from "../src/stack.ts";
 import { pidFileOf } from "../src/state-files.ts";
 import { configOfRunningStack } from "./support/dev-stack-config.ts";
 
@@ -321,8 +330,27 @@ describeWithServers("the HA components as stack servers", () => {
 
     const pids = names(own).map((name) => livePid(pidFileOf(ctx, name)));
     expect(pids.every((pid) => pid !== undefined)).toBe(true);
-    const stopped = await down(ctx);
+    // A server of the stack itself (a stand-in under Kafka's name, in this state directory): `down --services`
+    // leaves it and the env file alone; a whole `down` stops it.
+    mkdirSync(join(stateDir, "logs"), { recursive: true });
+    const base = spawnDaemon({
+      name: "kafka",
+      command: "sleep",
+      args: ["300"],
+      env: {},
+      logFile: join(stateDir, "logs", "stand-in.log"),
+      pidFile: pidFileOf(ctx, "kafka"),
+    });
+    writeFileSync(envFilePath(stateDir), "SVC_STACK_STAND_IN=1\n");
+    const stopped = await down(ctx, { services: true });
     expect(stopped.sort()).toEqual(names(own).sort());
+    expect(livePid(pidFileOf(ctx, "kafka"))).toBe(base.pid);
+    expect(existsSync(envFilePath(stateDir))).toBe(true);
+    expect((await rejectionOf(down(ctx, { services: true, purge: true }), StackError)).code).toBe(
+      "STACK_CONFIG_INVALID",
+    );
+    expect(await down(ctx)).toEqual(["kafka"]);
+    expect(existsSync(envFilePath(stateDir))).toBe(false);
     for (const pid of pids) expect(isAlive(pid ?? 0) && !isZombie(pid ?? 0)).toBe(false);
     const { grpc_port, rest_port, consumer_metrics_port } = ctx.config.audit;
     const auditPorts = [grpc_port, rest_port, consumer_metrics_port, auditAgentPort(ctx, 0), auditAgentPort(ctx, 1)];
