@@ -9,7 +9,7 @@ import type { S3Client } from "@aws-sdk/client-s3";
 import { Admin, Producer } from "@platformatic/kafka";
 import { waitFor } from "@svc/common";
 import { ensureIndexSchema } from "@svc/queue-consumer";
-import { stackEnv, topicName } from "@svc/testkit";
+import { hangUpListener, stackEnv, topicName } from "@svc/testkit";
 import { SQL } from "bun";
 import { pino } from "pino";
 import { type AuditApi, microTime, parseAuditApiConfig, startAuditApi } from "../index.ts";
@@ -238,9 +238,15 @@ test("a record written a moment ago is found before any writer flushed it", asyn
 });
 
 test("Kafka unreachable: the API starts and answers from the index alone, exactly", async () => {
+  // A broker address that accepts and hangs up: "Kafka not answering" without dialling a port someone may hold.
+  const noKafka = hangUpListener();
   const cut = await startAuditApi(
     parseAuditApiConfig(
-      apiEnv(names.schema, { ...AUTH_DISABLED, SVC_AUDIT_KAFKA_BROKERS: "127.0.0.1:9", SVC_AUDIT_TOPIC: topic }),
+      apiEnv(names.schema, {
+        ...AUTH_DISABLED,
+        SVC_AUDIT_KAFKA_BROKERS: new URL(noKafka.url).host,
+        SVC_AUDIT_TOPIC: topic,
+      }),
     ),
     { logger: pino({ level: "silent" }) },
   );
@@ -254,5 +260,6 @@ test("Kafka unreachable: the API starts and answers from the index alone, exactl
     expect(cut.tail?.size).toBe(0);
   } finally {
     await cut.stop();
+    noKafka.stop();
   }
 });
