@@ -14,13 +14,13 @@ const BUCKET = "^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$";
 const integer = (options: { minimum: number; maximum: number; default?: number; description: string }) =>
   Type.Integer(options);
 
+/** The default of SVC_AUDIT_MAX_BUFFERED_BYTES, in batches (`SVC_AUDIT_BATCH_MAX_BYTES`). */
+const BUFFERED_BATCHES = 6;
+
 /**
  * The writer half of the `audit` service (docs/audit-storage.md, "Objects" and "Index"). Only the keys below are
  * read; any other variable is ignored. Integers are given in decimal. `SVC_AUDIT_RETENTION_DAYS` is the spec's name.
  */
-/** The default of SVC_AUDIT_MAX_BUFFERED_BYTES, in batches (`SVC_AUDIT_BATCH_MAX_BYTES`). */
-const BUFFERED_BATCHES = 6;
-
 export const QueueConsumerEnvSchema = Type.Object({
   SVC_AUDIT_KAFKA_BROKERS: Type.String({
     pattern: "^[^,\\s:]+:\\d{1,5}(,[^,\\s:]+:\\d{1,5})*$",
@@ -65,7 +65,7 @@ export const QueueConsumerEnvSchema = Type.Object({
     integer({
       minimum: 2 * KiB,
       maximum: 8192 * MiB,
-      description: "bytes read and not yet written; default 6 × batch",
+      description: `bytes read and not yet written; default ${BUFFERED_BATCHES} × batch`,
     }),
   ),
   SVC_AUDIT_PG_URL: Type.String({ pattern: "^postgres(ql)?://", description: "PostgreSQL of the index" }),
