@@ -78,17 +78,15 @@ export async function writeBatchIndex(
             FROM inserted
             GROUP BY 1, 2, 3, 4, 5
             ON CONFLICT (tenant_id, minute, principal_id, action, result) DO UPDATE SET n = c.n + excluded.n
-            RETURNING 1
           ), hourly AS (
             INSERT INTO ${table("counts_hour")} AS h (tenant_id, hour, principal_id, action, result, n)
             SELECT tenant_id, date_trunc('hour', time, 'UTC'), principal_id, action, result, count(*)
             FROM inserted
             GROUP BY 1, 2, 3, 4, 5
             ON CONFLICT (tenant_id, hour, principal_id, action, result) DO UPDATE SET n = h.n + excluded.n
-            RETURNING 1
           )
-          SELECT (SELECT count(*) FROM inserted)::int AS inserted, (SELECT count(*) FROM rolled)::int AS rolled,
-                 (SELECT count(*) FROM hourly)::int AS hourly`;
+          -- rolled and hourly run to completion unread (PostgreSQL runs every data-modifying WITH once)
+          SELECT (SELECT count(*) FROM inserted)::int AS inserted`;
         inserted += (counted as { inserted: number }).inserted;
       }
       await tx`
