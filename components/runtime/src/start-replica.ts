@@ -124,9 +124,11 @@ export async function startReplica(options: StartReplicaOptions): Promise<Replic
   const roles = healthSource(elector);
   const gate = options.gate;
   health.follow(gate ? { ...roles, role: () => (gate() ? roles.role() : "follower") } : roles);
-  if (kubeconfig && config.labelPods) {
+  // The Pod's leader label and its address annotations, patched through one client.
+  const podApi = kubeconfig && config.labelPods ? makeKubeClient(kubeconfig, CoreV1Api) : undefined;
+  if (podApi) {
     keepLeaderLabel(elector, {
-      api: makeKubeClient(kubeconfig, CoreV1Api),
+      api: podApi,
       namespace: config.namespace,
       pod: config.pod,
       label: profile.election?.leaderLabel ?? `svc.ai/${profile.name}-leader`,
@@ -202,9 +204,9 @@ export async function startReplica(options: StartReplicaOptions): Promise<Replic
     throw error;
   }
   if (config.backend === "") serve({ term: undefined, signal: activeController.signal });
-  if (kubeconfig && config.labelPods) {
+  if (podApi) {
     // Where endpoint reaches this replica when it finds it by the leader label (outside a cluster the Pod has no IP).
-    annotateAddresses(makeKubeClient(kubeconfig, CoreV1Api), config, {
+    annotateAddresses(podApi, config, {
       grpc: address,
       health: `${config.advertiseHost}:${healthServer.port}`,
     }).catch((error: unknown) => logger.warn({ err: messageOf(error) }, "pod address annotation failed"));
