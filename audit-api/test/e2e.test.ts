@@ -5,15 +5,12 @@
  * index once the writer flushed, counted once throughout. Real stack, real Keycloak tokens, all parts in process.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   credentials,
   Metadata,
   makeGenericClientConstructor,
   Server,
-  ServerCredentials,
   type ServerUnaryCall,
   type ServiceDefinition,
   type ServiceError,
@@ -30,7 +27,7 @@ import {
   withAuditIdentity,
 } from "@svc/audit-emitter";
 import { type AuthCore, authorizeService, createAuthCore, parseAuthConfig } from "@svc/auth";
-import { waitFor } from "@svc/common";
+import { bindGrpcServer, waitFor } from "@svc/common";
 import {
   AuditServiceClient,
   type ExportEventsResponse,
@@ -38,7 +35,7 @@ import {
   type ListEventsResponse,
 } from "@svc/proto";
 import { parseQueueConsumerConfig, type QueueConsumer, startConsumer } from "@svc/queue-consumer";
-import { randomName, type SeededRealm, seedTestRealm, stackEnv } from "@svc/testkit";
+import { randomName, type SeededRealm, seedTestRealm, stackEnv, type TempDir, tempDir } from "@svc/testkit";
 import { issueToken } from "@svc/token";
 import { SQL } from "bun";
 import { pino } from "pino";
@@ -65,7 +62,7 @@ const probe: ServiceDefinition = {
 
 let realm: SeededRealm;
 let auth: AuthCore;
-let dir: string;
+let dir: TempDir;
 let emitter: AuditEmitter;
 let server: Server;
 let probeClient: InstanceType<ReturnType<typeof makeGenericClientConstructor>>;
@@ -94,11 +91,11 @@ function sharedEnv(): Record<string, string> {
 }
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "audit-api-e2e-"));
+  dir = await tempDir("audit-api-e2e");
   realm = await seedTestRealm("api-e2e");
   auth = createAuthCore({ config: parseAuthConfig({ SVC_AUTH_ISSUER: realm.issuer }), logger: silent });
   await auth.start();
-  const logFile = join(dir, "audit.jsonl");
+  const logFile = join(dir.path, "audit.jsonl");
   emitter = createAuditEmitter(
     { source: "endpoint", sink: "file", file: logFile, failMode: "open", maxBufferedBytes: 1 << 20, fsync: false },
     { logger: silent },
@@ -120,11 +117,7 @@ beforeAll(async () => {
     probe,
     withAuditIdentity(probe, authorizeService(auth, probe, implementation, { touch: "endpoint.grpc" })),
   );
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (error, bound) =>
-      error ? reject(error) : resolve(bound),
-    ),
-  );
+  const port = await bindGrpcServer(server, "127.0.0.1:0");
   probeClient = new (makeGenericClientConstructor(probe, "Probe"))(`127.0.0.1:${port}`, credentials.createInsecure());
   const admin = new Admin({ clientId: "api-e2e-admin", bootstrapBrokers: stackEnv().kafkaBrokers });
   try {
@@ -138,7 +131,7 @@ beforeAll(async () => {
       SVC_AGENT_KAFKA_BROKERS: brokers(),
       SVC_AGENT_TOPIC: names.topic,
       SVC_AGENT_DLQ_TOPIC: `${names.topic}.dlq`,
-      SVC_AGENT_CHECKPOINT_FILE: join(dir, "agent.checkpoint"),
+      SVC_AGENT_CHECKPOINT_FILE: join(dir.path, "agent.checkpoint"),
       SVC_AGENT_LINGER_MS: "5",
       SVC_AGENT_POLL_MS: "20",
       SVC_AGENT_LOG_LEVEL: "warn",
@@ -189,7 +182,7 @@ afterAll(async () => {
   await admin.deleteTopics({ topics: [names.topic, `${names.topic}.dlq`] }).catch(() => {});
   await admin.close();
   await realm?.remove();
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  await dir?.remove();
 }, 120_000);
 
 async function bearer(user: string, scope?: string): Promise<string> {
