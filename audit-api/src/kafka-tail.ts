@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { Consumer, type MessagesStream } from "@platformatic/kafka";
+import { backoffMs } from "@svc/common";
 import type { SQL } from "bun";
 import type { Logger } from "pino";
 import { TailStore } from "./tail-store.ts";
@@ -62,17 +63,20 @@ export class KafkaTail {
   }
 
   private async run(): Promise<void> {
-    let delay = 250;
+    /** Failures in a row (a stream that began resets the count). */
+    let failures = 0;
     while (!this.stopped) {
       try {
         const stream = await this.begin();
-        delay = 250;
+        failures = 0;
         await this.read(stream);
       } catch (error) {
-        if (!this.stopped) this.logger.warn({ err: error }, `freshness tail: not reading; retrying in ${delay} ms`);
+        failures++;
+        if (!this.stopped) this.logger.warn({ err: error }, `freshness tail: not reading (${failures} in a row)`);
       }
       await this.closeConsumer();
       if (this.stopped) return;
+      const delay = backoffMs(failures, 5_000);
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, delay);
         this.interruptBackoff = () => {
@@ -80,7 +84,6 @@ export class KafkaTail {
           resolve();
         };
       });
-      delay = Math.min(delay * 2, 5_000);
     }
   }
 
