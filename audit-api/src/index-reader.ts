@@ -350,7 +350,7 @@ export class IndexReader {
     for (let start = 0; start < keys.length; start += 10_000) {
       const chunk = keys.slice(start, start + 10_000).map((k) => ({ time: k.time, id: k.id }));
       const text =
-        `SELECT to_char(e.time AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS time, e.id` +
+        `SELECT ${TIME_TEXT} AS time, e.id` +
         ` FROM jsonb_to_recordset(($2::text)::jsonb) AS k(time timestamptz, id text)` +
         ` JOIN ${this.events} e ON e.tenant_id = $1 AND e.time = k.time AND e.id = k.id`;
       try {
