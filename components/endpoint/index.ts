@@ -1,4 +1,4 @@
-export { type EndpointConfig, parseEndpointConfig, ROUTED_COMPONENTS } from "./src/config.ts";
+export { parseEndpointConfig } from "./src/config.ts";
 export { ENDPOINT, ENDPOINT_READINESS_GATE } from "./src/profile.ts";
 
 /** endpoint's `main.ts`, for tests and benches that run it as a process. */
