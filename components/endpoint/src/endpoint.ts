@@ -68,6 +68,14 @@ export async function startEndpoint(config: EndpointConfig, logger: Logger): Pro
     port: config.adminPort,
     reusePort: false,
   });
+  // What endpoint opened itself: closed after the replica's servers stopped, or when the replica fails to start.
+  const closeOwn = async () => {
+    await admin.stop();
+    await Promise.all(Object.values(routes).map((route) => route.stop()));
+    backend.pool.close();
+    compute.pool.close();
+    await emitter.close();
+  };
   const replica = await startReplica({
     profile: ENDPOINT,
     config: config.replica,
@@ -88,16 +96,9 @@ export async function startEndpoint(config: EndpointConfig, logger: Logger): Pro
         ),
       }),
     },
-    close: async () => {
-      await admin.stop();
-      await Promise.all(Object.values(routes).map((route) => route.stop()));
-      backend.pool.close();
-      compute.pool.close();
-      await emitter.close();
-    },
+    close: closeOwn,
   }).catch(async (error: unknown) => {
-    await admin.stop();
-    await Promise.all(Object.values(routes).map((route) => route.stop()));
+    await closeOwn();
     throw error;
   });
   logger.info({ event: "admin-ready", adminPort: admin.server?.port }, "admin paths ready");
