@@ -1,10 +1,10 @@
 import { waitFor } from "@svc/common";
+import { answers200 } from "../bun-program.ts";
 import type { StackContext } from "../context.ts";
 import { StackError } from "../errors.ts";
+import { PROBE_TIMEOUT_MS } from "../start-server.ts";
 import { labelledPods, leaseHolder } from "./component-pods.ts";
 import { replicaNames, replicaPorts, type ServiceComponent } from "./component-ports.ts";
-
-const PROBE_TIMEOUT_MS = 2_000;
 
 /** A replica's `/health/whoami` (spec: Health endpoints), as far as `status` needs it. */
 export interface ReplicaRole {
@@ -44,19 +44,13 @@ export function describeRole(role: ReplicaRole | undefined): string {
 }
 
 /** What keeps `component` from the spec's expected state, or undefined once it is there. */
-export async function expectedStateGap(ctx: StackContext, component: ServiceComponent): Promise<string | undefined> {
+async function expectedStateGap(ctx: StackContext, component: ServiceComponent): Promise<string | undefined> {
   const pods = replicaNames(component);
   const roles = await Promise.all(pods.map((_, index) => replicaRole(ctx, component, index)));
   const seen = pods.map((pod, index) => `${pod}: ${roles[index]?.role ?? "no answer"}`).join(", ");
   if (component === "endpoint") {
     const ready = await Promise.all(
-      pods.map(async (_, index) => {
-        const response = await fetch(healthUrl(ctx, component, index, "/health/ready"), {
-          signal: AbortSignal.timeout(PROBE_TIMEOUT_MS),
-        }).catch(() => undefined);
-        await response?.body?.cancel().catch(() => {});
-        return response?.status === 200;
-      }),
+      pods.map((_, index) => answers200(healthUrl(ctx, component, index, "/health/ready"), PROBE_TIMEOUT_MS)),
     );
     const notReady = pods.filter((_, index) => !ready[index]);
     return notReady.length === 0 ? undefined : `not Ready: ${notReady.join(", ")}`;
