@@ -1,6 +1,6 @@
 import { mkdirSync } from "node:fs";
-import { join } from "node:path";
 import { deploymentEnv } from "@svc/component-runtime/deployment";
+import { endpointAuditLog, servicesDir } from "../audit-files.ts";
 import { answers200, bunProgram, dropPrefixes } from "../bun-program.ts";
 import type { ServiceGroup, StackContext, StackService } from "../context.ts";
 import { PROBE_TIMEOUT_MS, startServer } from "../start-server.ts";
@@ -22,12 +22,8 @@ import { postgres } from "./postgres.ts";
 export const servicesIssuer = (ctx: StackContext) =>
   `${keycloak.exports(ctx).SVC_STACK_IDP_URL}/realms/${ctx.config.services.realm}`;
 
-/** endpoint replica's audit log (the audit emitter's file sink), one file per replica. */
-export const endpointAuditLog = (ctx: StackContext, pod: string) =>
-  join(ctx.stateDir, "services", `${pod}-audit.jsonl`);
-
 /** The whole environment of one replica: the deployment's (shared with the tests' full stack) and its own. */
-export function replicaEnv(ctx: StackContext, component: ServiceComponent, index: number): Record<string, string> {
+function replicaEnv(ctx: StackContext, component: ServiceComponent, index: number): Record<string, string> {
   const pod = `${component}-${REPLICA_SUFFIXES[index]}`;
   const ports = replicaPorts(ctx.config, component, index);
   const s3 = minio.exports(ctx);
@@ -116,7 +112,7 @@ function replicaService(component: ServiceComponent, index: number): StackServic
     async start(ctx, task) {
       task.update(1, `Pod ${ctx.config.services.namespace}/${pod}`);
       await ensureReplicaPod(ctx, pod, component);
-      mkdirSync(join(ctx.stateDir, "services"), { recursive: true });
+      mkdirSync(servicesDir(ctx), { recursive: true });
       const daemon = await startServer(ctx, this, {
         ...bunProgram(`components/${component}/src/main.ts`),
         env: replicaEnv(ctx, component, index),

@@ -1,10 +1,10 @@
-import { auditAgentCheckpoint, ensureAuditPageTokenKey } from "../audit-files.ts";
+import { auditAgentCheckpoint, endpointAuditLog, ensureAuditPageTokenKey } from "../audit-files.ts";
 import { answers200, bunProgram, dropPrefixes } from "../bun-program.ts";
 import type { StackContext, StackService } from "../context.ts";
 import { PROBE_TIMEOUT_MS, startServer } from "../start-server.ts";
 import { agentDaemon, auditS3Env, stackBrokers, writerDaemon } from "./audit-pipeline.ts";
 import { REPLICA_SUFFIXES } from "./component-ports.ts";
-import { endpointAuditLog, servicesIssuer } from "./components.ts";
+import { servicesIssuer } from "./components.ts";
 import { postgres } from "./postgres.ts";
 
 /**
@@ -21,7 +21,7 @@ export const auditAgentPort = (ctx: StackContext, index: number) =>
  * listed before the writer's batch is stored), tokens of endpoint's realm. `pageTokenKey` is the state
  * directory's (audit-files.ts).
  */
-export function auditApiEnv(ctx: StackContext, pageTokenKey: string): Record<string, string> {
+function auditApiEnv(ctx: StackContext, pageTokenKey: string): Record<string, string> {
   const { topic, index_schema, grpc_port, rest_port } = ctx.config.audit;
   return {
     SVC_AUDIT_HOST_PORT: String(grpc_port),
@@ -56,7 +56,7 @@ function auditAgent(index: number): StackService {
 }
 
 /** The service audit's writer (queue-consumer). */
-export const auditWriter = writerDaemon({
+const auditWriter = writerDaemon({
   name: "audit-writer",
   instance: (ctx) => {
     const { topic, bucket, key_prefix, group_id, index_schema, writer_batch_max_age_ms } = ctx.config.audit;
