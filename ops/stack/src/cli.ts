@@ -1,12 +1,11 @@
 #!/usr/bin/env bun
-import { existsSync } from "node:fs";
-import { join } from "node:path";
 import { Command } from "commander";
 import { createContext } from "./context-factory.ts";
 import { StackError } from "./errors.ts";
 import { COMPONENT_SERVICES, servicesUsage } from "./services/components.ts";
 import { auditApi, servicesAuditUsage } from "./services/services-audit.ts";
 import { down, installAll, readEnvFile, selectServices, status, up } from "./stack.ts";
+import { installedTool } from "./tools.ts";
 
 const program = new Command("stack")
   .description(
@@ -51,8 +50,7 @@ program
     }
     console.log(`\naddresses: ${result.envFile} (set -a; . ${result.envFile}; set +a)`);
     if (selected.some((service) => COMPONENT_SERVICES.includes(service))) {
-      const cached = join(ctx.cacheDir, "bin", "grpcurl");
-      const grpcurl = Bun.which("grpcurl") ?? (existsSync(cached) ? cached : "grpcurl");
+      const grpcurl = Bun.which("grpcurl") ?? installedTool("grpcurl", ctx.env) ?? "grpcurl";
       console.log(`\n${servicesUsage(ctx, grpcurl).join("\n")}`);
       if (selected.includes(auditApi)) console.log(servicesAuditUsage(ctx, grpcurl).join("\n"));
     }

@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import type { StackContext } from "./context.ts";
 import { StackError } from "./errors.ts";
 import type { ProgressTask } from "./progress.ts";
@@ -55,6 +55,10 @@ export function goToolKey(tool: GoTool): string {
   return hashFiles(["go.mod", "go.sum", ...(tool.sources ?? [])].map((file) => join(tool.moduleDir, file)));
 }
 
+/** Where `ensureGoBinary` puts a Go tool in the cache: `<cache>/bin/<name>-<key>`. */
+export const goBinaryPath = (cacheDir: string, tool: GoTool) =>
+  join(cacheDir, "bin", `${tool.name}-${goToolKey(tool)}`);
+
 /**
  * Builds a Go command from a pinned wrapper module in ops/tools/<name> into the cache, keyed by the hash of the
  * module's go.mod, go.sum and own sources. Progress: packages compiled of the command's dependency count.
@@ -64,9 +68,8 @@ export async function ensureGoBinary(
   task: ProgressTask,
   tool: GoTool,
 ): Promise<string> {
-  const key = goToolKey(tool);
-  const binDir = join(ctx.cacheDir, "bin");
-  const target = join(binDir, `${tool.name}-${key}`);
+  const target = goBinaryPath(ctx.cacheDir, tool);
+  const binDir = dirname(target);
   if (existsSync(target)) return target;
   if (!(await hasCommand("go"))) {
     throw new StackError("STACK_TOOL_MISSING", `${tool.name}: the Go toolchain (go) is needed to build it`, tool.name);

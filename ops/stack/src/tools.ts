@@ -1,7 +1,8 @@
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { StackError } from "./errors.ts";
 import { withInstallLock } from "./install-lock.ts";
-import { aptInstall, ensureGoBinary, type GoTool } from "./installers.ts";
+import { aptInstall, ensureGoBinary, type GoTool, goBinaryPath } from "./installers.ts";
 import { cacheDir } from "./paths.ts";
 import { type Progress, silentProgress } from "./progress.ts";
 
@@ -45,6 +46,18 @@ export async function ensureDebianPackages(packages: string[], options: ToolOpti
   const task = (options.progress ?? silentProgress).task(`install ${packages.join(" ")}`, 1);
   await withInstallLock(cacheDir(env), `apt-${packages.join("-")}`, () => aptInstall(env, task, packages));
   task.done(`installed ${packages.join(", ")}`);
+}
+
+/**
+ * The path of a tool's program when it is already built or installed, else undefined: nothing is built (for a
+ * command line that `up` prints).
+ */
+export function installedTool(name: ToolName, env: Env = process.env): string | undefined {
+  if (name in GO_TOOLS) {
+    const path = goBinaryPath(cacheDir(env), GO_TOOLS[name as keyof typeof GO_TOOLS]);
+    return existsSync(path) ? path : undefined;
+  }
+  return Bun.which(DEBIAN_TOOLS[name as keyof typeof DEBIAN_TOOLS].command) ?? undefined;
 }
 
 /** The path of a tool's program, built or installed on first use (see GO_TOOLS and DEBIAN_TOOLS). */

@@ -1,13 +1,14 @@
 import { expect, test } from "bun:test";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { tempDir } from "@svc/testkit";
 import { ensureTool } from "../index.ts";
 import { goToolKey } from "../src/installers.ts";
 import { cacheDir } from "../src/paths.ts";
+import { installedTool } from "../src/tools.ts";
 
-test("a Go tool's cache key follows go.mod, go.sum and its listed sources, nothing else", () => {
-  const dir = mkdtempSync(join(tmpdir(), "go-tool-"));
+test("a Go tool's cache key follows go.mod, go.sum and its listed sources, nothing else", async () => {
+  const { path: dir, remove } = await tempDir("go-tool");
   try {
     for (const file of ["go.mod", "go.sum", "main.go", "README"]) writeFileSync(join(dir, file), `${file} v1`);
     const tool = { name: "peer", moduleDir: dir, pkg: ".", sources: ["main.go"] };
@@ -20,13 +21,21 @@ test("a Go tool's cache key follows go.mod, go.sum and its listed sources, nothi
     writeFileSync(join(dir, "go.sum"), "go.sum v2");
     expect(goToolKey(tool)).not.toBe(second);
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    await remove();
   }
 });
 
 test("grpcurl is built from ops/tools/grpcurl into the tool cache and runs; a second call finds it", async () => {
   const path = await ensureTool("grpcurl");
   expect(path.startsWith(join(cacheDir(process.env), "bin", "grpcurl-"))).toBe(true);
+  // What `up --services` prints finds the same program, and nothing in a cache where it was never built
+  expect(installedTool("grpcurl")).toBe(path);
+  const empty = await tempDir("tool-cache");
+  try {
+    expect(installedTool("grpcurl", { SVC_OPS_CACHE_DIR: empty.path })).toBeUndefined();
+  } finally {
+    await empty.remove();
+  }
   // Built as a dependency of the pinned module, so it reports no version of its own ("dev build").
   const version = Bun.spawnSync([path, "-version"], { stderr: "pipe", stdout: "pipe" });
   expect(version.exitCode).toBe(0);
