@@ -5,10 +5,24 @@ import { kubeconfigPath } from "./kube-apiserver.ts";
 
 const statusOf = (error: unknown) => (error instanceof ApiException ? error.code : undefined);
 
-/** The stack's kube-apiserver, as its admin (the kubeconfig `up` wrote into the state directory). */
-export function kubeClients(ctx: StackContext) {
-  const kubeconfig = loadKubeConfig(kubeconfigPath(ctx));
-  return { core: makeKubeClient(kubeconfig, CoreV1Api), coordination: makeKubeClient(kubeconfig, CoordinationV1Api) };
+type KubeClients = { core: CoreV1Api; coordination: CoordinationV1Api };
+const clientsOf = new WeakMap<StackContext, KubeClients>();
+
+/**
+ * The stack's kube-apiserver, as its admin (the kubeconfig `up` wrote into the state directory): loaded once per
+ * context, not on each poll of `up`'s wait for the leaders.
+ */
+export function kubeClients(ctx: StackContext): KubeClients {
+  let clients = clientsOf.get(ctx);
+  if (!clients) {
+    const kubeconfig = loadKubeConfig(kubeconfigPath(ctx));
+    clients = {
+      core: makeKubeClient(kubeconfig, CoreV1Api),
+      coordination: makeKubeClient(kubeconfig, CoordinationV1Api),
+    };
+    clientsOf.set(ctx, clients);
+  }
+  return clients;
 }
 
 /**
