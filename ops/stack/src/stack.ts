@@ -39,7 +39,7 @@ export interface OptionalSelection {
 }
 
 /** The servers each flag adds. */
-export const KMS_SERVICES = ["kms"] as const;
+const KMS_SERVICES = ["kms"] as const;
 export const KMS_AUDIT_SERVICES = ["kms", "kms-audit-agent", "kms-audit-consumer"] as const;
 
 /**
@@ -221,7 +221,6 @@ async function adoptRunning(ctx: StackContext, service: StackService): Promise<b
   }
 }
 
-/** Stops every server of the stack (reverse start order); `purge` also deletes its data. */
 /**
  * Stops every server of the stack, newest first, and removes its env file; with `services`, only the component
  * replicas and the endpoints' audit pipeline (`up --services`), and the stack stays up (its env file too).

@@ -44,7 +44,7 @@ export interface AgentSettings {
   clientId?: string;
 }
 
-export function agentEnv(ctx: StackContext, agent: AgentSettings): Record<string, string> {
+function agentEnv(ctx: StackContext, agent: AgentSettings): Record<string, string> {
   return {
     SVC_AGENT_SOURCE: agent.source,
     SVC_AGENT_KAFKA_BROKERS: stackBrokers(ctx),
@@ -58,7 +58,7 @@ export function agentEnv(ctx: StackContext, agent: AgentSettings): Record<string
 }
 
 /** The writer's environment: the instance's topic into its bucket and index schema (queue-consumer/README.md). */
-export function writerEnv(ctx: StackContext, instance: AuditInstance, metricsPort: number): Record<string, string> {
+function writerEnv(ctx: StackContext, instance: AuditInstance, metricsPort: number): Record<string, string> {
   return {
     SVC_AUDIT_KAFKA_BROKERS: stackBrokers(ctx),
     SVC_AUDIT_TOPIC: instance.topic,

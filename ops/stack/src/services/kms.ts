@@ -10,7 +10,7 @@ const adminUrl = (ctx: StackContext) => `https://127.0.0.1:${ctx.config.kms.http
 const grpcAddress = (ctx: StackContext) => `127.0.0.1:${ctx.config.kms.port}`;
 
 /** The KMS's environment (components/kms/README.md): every setting from the stack, none from the caller's shell. */
-export function kmsServerEnv(ctx: StackContext): Record<string, string> {
+function kmsServerEnv(ctx: StackContext): Record<string, string> {
   const { port, http_port, schema, realm } = ctx.config.kms;
   return {
     SVC_KMS_PORT: String(port),
