@@ -5,12 +5,20 @@
  * neither starts nor stops). A KMS event (its bootstrap at start) ends up in an object of svc-kms-audit.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { GetObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import { Admin } from "@platformatic/kafka";
-import { describeWithServers, randomName, type SeededRealm, seedTestRealm, stackEnv, waitFor } from "@svc/testkit";
+import {
+  describeWithServers,
+  randomName,
+  type SeededRealm,
+  seedTestRealm,
+  stackEnv,
+  type TempDir,
+  tempDir,
+  waitFor,
+} from "@svc/testkit";
 import { SQL } from "bun";
 import type { StackContext } from "../src/context.ts";
 import { createContext } from "../src/context-factory.ts";
@@ -46,6 +54,7 @@ describeWithServers("the KMS and its audit instance as stack servers", () => {
   let realm: SeededRealm;
   let ctx: StackContext;
   let overrides: Record<string, string>;
+  let state: TempDir;
   let stateDir: string;
   const topic = randomName("svc-test-stack-kms-audit");
   const keyPrefix = `test/stack-kms-${randomName("p").slice(2)}/`;
@@ -64,7 +73,8 @@ describeWithServers("the KMS and its audit instance as stack servers", () => {
   beforeAll(async () => {
     realm = await seedTestRealm("stack-kms");
     await kafkaAdmin((admin) => admin.createTopics({ topics: [topic, `${topic}.dlq`], partitions: 1, replicas: 1 }));
-    stateDir = mkdtempSync(join(tmpdir(), "stack-kms-test-"));
+    state = await tempDir("stack-kms-test");
+    stateDir = state.path;
     overrides = {
       ...configOfRunningStack(stackEnv()),
       SVC_STACK_STATE_DIR: stateDir,
@@ -90,7 +100,7 @@ describeWithServers("the KMS and its audit instance as stack servers", () => {
       await sql.unsafe(`DROP SCHEMA IF EXISTS "${name}" CASCADE`).catch(() => {});
     await sql.close();
     await realm?.remove();
-    rmSync(stateDir, { recursive: true, force: true });
+    await state?.remove();
   }, 60_000);
 
   test("up --kms-audit starts them (secret 0600, CA exported, addresses in stack.env); status shows them; a KMS event reaches svc-kms-audit; down stops them", async () => {

@@ -7,17 +7,7 @@
  * own: the printed call's record is listed by the audit API with the printed command.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import {
-  copyFileSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
-import { tmpdir } from "node:os";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { V1MicroTime } from "@kubernetes/client-node";
 import { Admin } from "@platformatic/kafka";
@@ -32,12 +22,15 @@ import {
   type SeededRealm,
   seedTestRealm,
   stackEnv,
+  type TempDir,
   type TestNamespace,
+  tempDir,
   thrownBy,
   waitFor,
 } from "@svc/testkit";
 import { SQL } from "bun";
 import { auditPageTokenKeyFile, ensureAuditPageTokenKey } from "../src/audit-files.ts";
+import { SERVICES_PORT_SPAN } from "../src/config.ts";
 import type { StackContext } from "../src/context.ts";
 import { createContext } from "../src/context-factory.ts";
 import { isAlive, livePid, spawnDaemon } from "../src/daemon.ts";
@@ -137,16 +130,16 @@ describe("--services", () => {
   });
 });
 
-test("the audit API's page token key is made once (0600, 43 characters) and kept", () => {
-  const stateDir = mkdtempSync(join(tmpdir(), "stack-audit-key-"));
+test("the audit API's page token key is made once (0600, 43 characters) and kept", async () => {
+  const state = await tempDir("stack-audit-key");
   try {
-    const ctx = createContext({}, { stateDir, progress: silentProgress });
+    const ctx = createContext({}, { stateDir: state.path, progress: silentProgress });
     const key = ensureAuditPageTokenKey(ctx);
     expect(key).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(statSync(auditPageTokenKeyFile(ctx)).mode & 0o777).toBe(0o600);
     expect(ensureAuditPageTokenKey(ctx)).toBe(key);
   } finally {
-    rmSync(stateDir, { recursive: true, force: true });
+    await state.remove();
   }
 });
 
@@ -164,11 +157,12 @@ test("up's wait for the expected state fails naming each component short of it a
   expect(error.message).toContain("endpoint: not Ready: endpoint-a, endpoint-b");
 });
 
-/** A base port whose whole span (45 ports, below the ephemeral range) is free now. */
+/** A base port whose whole span (base_port to base_port + SERVICES_PORT_SPAN, below the ephemeral range) is free now. */
 async function freeBasePort(): Promise<number> {
   for (;;) {
     const base = 20_000 + Math.floor(Math.random() * 12_000);
-    const free = await Promise.all(Array.from({ length: 45 }, (_, offset) => isPortFree(base + offset)));
+    const span = Array.from({ length: SERVICES_PORT_SPAN + 1 }, (_, offset) => base + offset);
+    const free = await Promise.all(span.map((port) => isPortFree(port)));
     if (free.every(Boolean)) return base;
   }
 }
@@ -178,6 +172,7 @@ describeWithServers("the HA components as stack servers", () => {
   let namespace: TestNamespace;
   let ctx: StackContext;
   let overrides: Record<string, string>;
+  let state: TempDir;
   let stateDir: string;
   const schema = randomName("t_stack_services").replaceAll("-", "_");
   const auditTopic = randomName("svc-test-stack-services-audit");
@@ -198,7 +193,8 @@ describeWithServers("the HA components as stack servers", () => {
     await kafkaAdmin((admin) =>
       admin.createTopics({ topics: [auditTopic, `${auditTopic}.dlq`], partitions: 1, replicas: 1 }),
     );
-    stateDir = mkdtempSync(join(tmpdir(), "stack-services-test-"));
+    state = await tempDir("stack-services-test");
+    stateDir = state.path;
     // The stack's kube-apiserver, as `up` left its kubeconfig in the state directory.
     mkdirSync(join(stateDir, "kube"));
     copyFileSync(stack.kubeconfig, join(stateDir, "kube", "kubeconfig"));
@@ -233,7 +229,7 @@ describeWithServers("the HA components as stack servers", () => {
       await sql.unsafe(`DROP SCHEMA IF EXISTS "${name}" CASCADE`).catch(() => {});
     await sql.close();
     await realm?.remove();
-    rmSync(stateDir, { recursive: true, force: true });
+    await state?.remove();
   }, 60_000);
 
   test("up --services reaches the expected state; status shows one leader and one follower each; the printed call works and the printed audit call lists it; down stops every replica and the audit pipeline", async () => {
