@@ -5,19 +5,14 @@
 // bench instead (components/endpoint/bench/failover-components.ts: the whole deployment, kill -9 of each component's
 // leader — or of both replicas for the cold-standby modes compute-cold and shaper-cold — to the first successful
 // application call through endpoint; issue 10).
-import { join } from "node:path";
+import { runBenchAt } from "../run-bench-at.ts";
 
 const args = process.argv.slice(2);
 const components = args.includes("--components");
 const rest = args
   .filter((arg) => arg !== "--components")
   .map((arg) => (components && arg === "--only" ? "--components" : arg));
-const target = components
-  ? join(import.meta.dir, "../../../components/endpoint/bench/failover-components.ts")
-  : join(import.meta.dir, "../../../components/election/bench/failover.ts");
-const child = Bun.spawn([process.execPath, "run", target, ...rest], {
-  stdin: "inherit",
-  stdout: "inherit",
-  stderr: "inherit",
-});
-process.exit(await child.exited);
+await runBenchAt(
+  components ? "components/endpoint/bench/failover-components.ts" : "components/election/bench/failover.ts",
+  rest,
+);
