@@ -1,27 +1,10 @@
 import { expect, test } from "bun:test";
-import { compareTimeId, microTime, TailStore } from "../index.ts";
+import { TailStore } from "../index.ts";
 import { sampleRecord } from "./support/stored-data.ts";
 
 const T0 = Date.parse("2026-09-09T09:00:00Z");
 const line = (value: unknown) => Buffer.from(JSON.stringify(value));
 const RANGE = { start: "2026-09-09T00:00:00Z", end: "2026-09-10T00:00:00Z" };
-
-test("microTime: UTC with microseconds as timestamptz holds it (offsets, padding, rounding with carry)", () => {
-  expect(microTime("2026-09-09T18:00:00+09:00")).toBe("2026-09-09T09:00:00.000000Z");
-  expect(microTime("2026-09-09T09:00:00.25Z")).toBe("2026-09-09T09:00:00.250000Z");
-  expect(microTime("2026-09-09T09:00:00.1234564Z")).toBe("2026-09-09T09:00:00.123456Z");
-  expect(microTime("2026-09-09T09:00:00.1234565Z")).toBe("2026-09-09T09:00:00.123457Z");
-  expect(microTime("2026-12-31T23:59:59.9999999Z")).toBe("2027-01-01T00:00:00.000000Z");
-  expect(() => microTime("yesterday")).toThrow();
-});
-
-test("compareTimeId: time, then id in UTF-8 byte order (the index's C collation)", () => {
-  const t = "2026-09-09T09:00:00.000000Z";
-  expect(compareTimeId({ time: t, id: "B" }, { time: t, id: "a" })).toBeLessThan(0);
-  // U+FF5E (3 UTF-8 bytes) sorts before U+1F600 (4 bytes, a surrogate pair in UTF-16) in bytes, not in UTF-16.
-  expect(compareTimeId({ time: t, id: "\uff5e" }, { time: t, id: "\u{1f600}" })).toBeLessThan(0);
-  expect(compareTimeId({ time: "2026-09-09T09:00:00.000001Z", id: "a" }, { time: t, id: "z" })).toBeGreaterThan(0);
-});
 
 test("add: keeps what the writer would index above the mark, with the writer's tenant rule", () => {
   const store = new TailStore();
