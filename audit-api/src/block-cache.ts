@@ -71,27 +71,27 @@ export class BlockCache {
       }
       let j = i;
       while (j < parts.length && !parts[j]) j++;
-      const from = first + i;
-      const fetched = this.reader.read(bucket, key, versionId, { start: from * size, end: (first + j) * size });
-      const blocks: [string, Block][] = [];
+      const fetched = this.reader.read(bucket, key, versionId, { start: (first + i) * size, end: (first + j) * size });
+      /** Each block of the run: its id and where it starts in the GET's bytes. */
+      const blocks: { id: string; block: Block; offset: number }[] = [];
       for (let k = i; k < j; k++) {
         const offset = (k - i) * size;
         const block: Block = { bytes: fetched.then((all) => all.slice(offset, offset + size)), size };
         block.bytes.catch(() => {}); // the reader awaits it below
-        blocks.push([`${prefix}${first + k}`, block]);
+        blocks.push({ id: `${prefix}${first + k}`, block, offset });
         parts[k] = block.bytes;
       }
-      for (const [id, block] of blocks) this.insert(id, block);
+      for (const { id, block } of blocks) this.insert(id, block);
       fetched.then(
         (all) => {
-          for (const [id, block] of blocks) {
-            const length = Math.max(0, Math.min(size, all.length - (Number(id.slice(prefix.length)) - from) * size));
+          for (const { id, block, offset } of blocks) {
+            const length = Math.max(0, Math.min(size, all.length - offset));
             if (this.blocks.get(id) === block) this.held += length - block.size;
             block.size = length;
           }
         },
         () => {
-          for (const [id, block] of blocks) this.drop(id, block);
+          for (const { id, block } of blocks) this.drop(id, block);
         },
       );
       i = j;
