@@ -50,6 +50,6 @@ export class SourceFile {
 
   /** The fingerprint of what a checkpoint at `offset` covers: the first min(offset, FINGERPRINT_BYTES) bytes. */
   fingerprint(offset: number): Fingerprint {
-    return fingerprintOf(this.#head.subarray(0, Math.min(offset, FINGERPRINT_BYTES)));
+    return fingerprintOf(this.head(offset));
   }
 }

@@ -5,7 +5,7 @@ import type { Logger } from "pino";
 import type { Checkpoint } from "./checkpoint-file.ts";
 import { AgentError } from "./errors.ts";
 import type { LineSource, SourceEvent } from "./line-source.ts";
-import { fingerprintOf, SourceFile } from "./source-file.ts";
+import { FINGERPRINT_BYTES, fingerprintOf, SourceFile } from "./source-file.ts";
 
 const READ_CHUNK = 256 * 1024;
 
@@ -43,7 +43,7 @@ async function openAt(path: string, position: number, name = path): Promise<Open
     throw unreadable(path, cause);
   }
   const info = await handle.stat();
-  const head = Buffer.alloc(Math.min(position, 256));
+  const head = Buffer.alloc(Math.min(position, FINGERPRINT_BYTES));
   if (head.length > 0) await handle.read(head, 0, head.length, 0);
   return { handle, file: new SourceFile(name, info.dev, info.ino, head), position };
 }
@@ -140,6 +140,8 @@ export class TailFile implements LineSource {
   /** The current file is a copytruncate copy: at its end, the path is read from 0. */
   #readingCopy = false;
   readonly #scratch = Buffer.allocUnsafeSlow(READ_CHUNK);
+  /** The file's leading bytes as read again by `#sameGeneration` (after every read: not allocated each time). */
+  readonly #headScratch = Buffer.allocUnsafeSlow(FINGERPRINT_BYTES);
 
   private constructor(path: string, current: OpenFile | undefined, options: TailFileOptions) {
     this.name = path;
@@ -207,7 +209,7 @@ export class TailFile implements LineSource {
   async #sameGeneration(current: OpenFile): Promise<boolean> {
     const expected = current.file.head(current.position);
     if (expected.length === 0) return true;
-    const head = Buffer.allocUnsafe(expected.length);
+    const head = this.#headScratch.subarray(0, expected.length);
     const { bytesRead } = await current.handle.read(head, 0, head.length, 0);
     return bytesRead === head.length && head.equals(expected);
   }
@@ -215,13 +217,7 @@ export class TailFile implements LineSource {
   /** A truncation of the current file (smaller than the read position, or other leading bytes), or undefined. */
   async #checkTruncated(current: OpenFile): Promise<SourceEvent | undefined> {
     const own = await current.handle.stat();
-    let truncated = own.size < current.position;
-    if (!truncated && current.position > 0) {
-      const expected = current.file.fingerprint(current.position);
-      const head = Buffer.alloc(expected.length);
-      const { bytesRead } = await current.handle.read(head, 0, head.length, 0);
-      truncated = bytesRead < head.length || fingerprintOf(head).sha256 !== expected.sha256;
-    }
+    const truncated = own.size < current.position || !(await this.#sameGeneration(current));
     if (!truncated) return undefined;
     const lostFrom = current.position;
     const copy = await findCopy(this.name, current.file, current.position);
