@@ -1,14 +1,11 @@
-import type { CoreV1Api, V1Pod } from "@kubernetes/client-node";
+import { CoreV1Api, type V1Pod } from "@kubernetes/client-node";
 import { ADDRESS_ANNOTATIONS } from "@svc/component-runtime";
 import { leaderLabelOf } from "@svc/election";
-import type { ReplicaAddress, RoutedComponent } from "./config.ts";
+import { loadKubeConfig, makeKubeClient } from "@svc/kube";
+import type { Discovery, ReplicaAddress, RoutedComponent } from "./config.ts";
 
 /** Lists the replicas a component's route may probe. */
 export type Discover = () => Promise<ReplicaAddress[]>;
-
-export const staticDiscovery =
-  (replicas: readonly ReplicaAddress[]): Discover =>
-  async () => [...replicas];
 
 /** Default gRPC ports of the components (config.ts of each) and the health port, for Pods without annotations. */
 const DEFAULT_GRPC_PORTS: Record<RoutedComponent, number> = {
@@ -42,4 +39,11 @@ export function labelDiscovery(core: CoreV1Api, namespace: string, component: Ro
         : (await core.listNamespacedPod({ namespace, labelSelector: `app=${component}` })).items;
     return pods.flatMap((pod) => addressOf(pod, component) ?? []);
   };
+}
+
+/** Each component's `Discover` under the configured mode: its listed replicas, or its labelled Pods. */
+export function discoveryOf(discovery: Discovery): (component: RoutedComponent) => Discover {
+  if (discovery.mode === "static") return (component) => async () => [...discovery.replicas[component]];
+  const core = makeKubeClient(loadKubeConfig(discovery.kubeconfigPath), CoreV1Api);
+  return (component) => labelDiscovery(core, discovery.namespace, component);
 }

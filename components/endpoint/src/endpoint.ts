@@ -1,15 +1,13 @@
 import { credentials } from "@grpc/grpc-js";
-import { CoreV1Api } from "@kubernetes/client-node";
 import { auditInterceptor, createAuditEmitter, withAuditIdentity } from "@svc/audit-emitter";
 import { authorizeService, createAuthCore } from "@svc/auth";
 import { type Replica, startReplica } from "@svc/component-runtime";
-import { loadKubeConfig, makeKubeClient } from "@svc/kube";
 import { BackendServiceClient, ComputeServiceClient, EndpointServiceService } from "@svc/proto";
 import type { Logger } from "pino";
 import { adminApp } from "./admin-app.ts";
 import { ComponentRoute } from "./component-route.ts";
 import { type EndpointConfig, ROUTED_COMPONENTS, type RoutedComponent } from "./config.ts";
-import { type Discover, labelDiscovery, staticDiscovery } from "./discovery.ts";
+import { discoveryOf } from "./discovery.ts";
 import { endpointImplementation } from "./endpoint-service.ts";
 import { ENDPOINT, ENDPOINT_READINESS_GATE } from "./profile.ts";
 import { ClientPool } from "./route-call.ts";
@@ -26,17 +24,7 @@ export interface Endpoint extends Replica {
 export async function startEndpoint(config: EndpointConfig, logger: Logger): Promise<Endpoint> {
   const auth = createAuthCore({ config: config.auth, logger });
   await auth.start();
-  const discover: (component: RoutedComponent) => Discover =
-    config.discovery.mode === "static"
-      ? (() => {
-          const replicas = config.discovery.replicas;
-          return (component) => staticDiscovery(replicas[component]);
-        })()
-      : (() => {
-          const core = makeKubeClient(loadKubeConfig(config.discovery.kubeconfigPath), CoreV1Api);
-          const namespace = config.discovery.namespace;
-          return (component) => labelDiscovery(core, namespace, component);
-        })();
+  const discover = discoveryOf(config.discovery);
   const routes = Object.fromEntries(
     ROUTED_COMPONENTS.map((c) => [c, new ComponentRoute(c, discover(c), config.probeMs)]),
   ) as Record<RoutedComponent, ComponentRoute>;
