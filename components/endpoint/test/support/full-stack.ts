@@ -2,6 +2,7 @@ import { CoordinationV1Api, CoreV1Api } from "@kubernetes/client-node";
 import { BACKEND_MAIN } from "@svc/backend";
 import { waitFor } from "@svc/common";
 import {
+  type DeployedComponent,
   type DeploymentSettings,
   deploymentEnv,
   ensureModelTables,
@@ -10,6 +11,7 @@ import {
 } from "@svc/component-runtime";
 import { ReplicaProcess } from "@svc/component-runtime/testing";
 import { COMPUTE_MAIN } from "@svc/compute";
+import { leaderLabelOf } from "@svc/election";
 import { loadKubeConfig, makeKubeClient } from "@svc/kube";
 import { ORCHESTRATOR_MAIN } from "@svc/orchestrator";
 import { SHAPER_MAIN } from "@svc/shaper";
@@ -20,7 +22,7 @@ import { startTestIssuer } from "./test-issuer.ts";
 
 export { HA_COMPONENTS, type HaComponent };
 
-const MAINS: Record<HaComponent | "endpoint", string> = {
+const MAINS: Record<DeployedComponent, string> = {
   orchestrator: ORCHESTRATOR_MAIN,
   backend: BACKEND_MAIN,
   compute: COMPUTE_MAIN,
@@ -96,12 +98,12 @@ export async function fullStack(purpose: string, options: { specTimings?: boolea
     grpcAddresses: { orchestrator: addresses("orchestrator"), shaper: addresses("shaper") },
     timings: fast ? "fast" : "spec",
   };
-  const envOf = (component: HaComponent | "endpoint"): Record<string, string> => ({
+  const envOf = (component: DeployedComponent): Record<string, string> => ({
     ...deploymentEnv(component, settings),
     ...(component === "shaper" ? { SVC_SHAPER_JOB_WORK_MS: "20" } : {}),
     ...(component === "endpoint" ? { SVC_ENDPOINT_ADMIN_PORT: "0" } : {}),
   });
-  const componentOf = (pod: string) => pod.replace(/-[ab]$/, "") as HaComponent | "endpoint";
+  const componentOf = (pod: string) => pod.replace(/-[ab]$/, "") as DeployedComponent;
 
   const harness = {
     namespace: namespace.name,
@@ -145,7 +147,7 @@ export async function fullStack(purpose: string, options: { specTimings?: boolea
     async labelled(component: HaComponent): Promise<string[]> {
       const list = await core.listNamespacedPod({
         namespace: namespace.name,
-        labelSelector: `svc.ai/${component}-leader=true`,
+        labelSelector: `${leaderLabelOf(component)}=true`,
       });
       return list.items.map((p) => p.metadata?.name ?? "").sort();
     },
