@@ -27,6 +27,7 @@ import { SQL } from "bun";
 import { pino } from "pino";
 import { parseAuditApiConfig, startAuditApi } from "../index.ts";
 import { measureFreshness } from "./freshness-section.ts";
+import { quantile } from "./quantile.ts";
 
 const { values: args } = parseArgs({
   options: {
@@ -58,10 +59,6 @@ const BULK_START = Date.parse("2026-09-01T00:00:00Z");
 const BULK_SPAN_S = 7 * 86_400;
 const PRINCIPALS = 10;
 
-function quantile(samples: number[], p: number): number {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] as number;
-}
 const ms = (value: number) => `${value.toFixed(1)} ms`;
 /**
  * Marks where a measured section starts (`name`) or ends (`""`), in epoch µs: the windows that
@@ -151,28 +148,27 @@ try {
   }
   await sql.unsafe(`ANALYZE "${schema}".events; ANALYZE "${schema}".counts; ANALYZE "${schema}".counts_hour`);
 
-  const api = await startAuditApi(
-    parseAuditApiConfig({
-      SVC_AUDIT_HOST_PORT: "0",
-      SVC_AUDIT_GRPC_HOST: "127.0.0.1",
-      SVC_AUDIT_REST_PORT: "0",
-      SVC_AUDIT_REST_HOST: "127.0.0.1",
-      SVC_AUDIT_PG_URL: stack.postgresUrl,
-      SVC_AUDIT_PG_POOL: "16",
-      SVC_AUDIT_INDEX_SCHEMA: schema,
-      SVC_AUDIT_S3_ENDPOINT: stack.s3.endpoint,
-      SVC_AUDIT_S3_REGION: stack.s3.region,
-      SVC_AUDIT_S3_ACCESS_KEY: stack.s3.accessKeyId,
-      SVC_AUDIT_S3_SECRET_KEY: stack.s3.secretAccessKey,
-      SVC_AUDIT_API_PAGE_TOKEN_KEY: "bench-page-token-key-0123456789abcdef",
-      SVC_AUTH_ISSUER: realm.issuer,
-      SVC_AUDIT_LOG_LEVEL: "silent",
-      ...(args["object-cache-mib"] === undefined
-        ? {}
-        : { SVC_AUDIT_API_OBJECT_CACHE_BYTES: String(Number(args["object-cache-mib"]) * 1048576) }),
-    }),
-    { logger: pino({ level: "silent" }) },
-  );
+  /** The API's settings, for the measured replica and the freshness run's. */
+  const apiEnv: Record<string, string> = {
+    SVC_AUDIT_HOST_PORT: "0",
+    SVC_AUDIT_GRPC_HOST: "127.0.0.1",
+    SVC_AUDIT_REST_PORT: "0",
+    SVC_AUDIT_REST_HOST: "127.0.0.1",
+    SVC_AUDIT_PG_URL: stack.postgresUrl,
+    SVC_AUDIT_PG_POOL: "16",
+    SVC_AUDIT_INDEX_SCHEMA: schema,
+    SVC_AUDIT_S3_ENDPOINT: stack.s3.endpoint,
+    SVC_AUDIT_S3_REGION: stack.s3.region,
+    SVC_AUDIT_S3_ACCESS_KEY: stack.s3.accessKeyId,
+    SVC_AUDIT_S3_SECRET_KEY: stack.s3.secretAccessKey,
+    SVC_AUDIT_API_PAGE_TOKEN_KEY: "bench-page-token-key-0123456789abcdef",
+    SVC_AUTH_ISSUER: realm.issuer,
+    SVC_AUDIT_LOG_LEVEL: "silent",
+    ...(args["object-cache-mib"] === undefined
+      ? {}
+      : { SVC_AUDIT_API_OBJECT_CACHE_BYTES: String(Number(args["object-cache-mib"]) * 1048576) }),
+  };
+  const api = await startAuditApi(parseAuditApiConfig(apiEnv), { logger: pino({ level: "silent" }) });
   try {
     const { url, realm: name, clientId, userPassword } = realm.seed;
     const token = await issueToken(
@@ -345,8 +341,7 @@ print(n, best * 1000)
       const fresh = await measureFreshness({
         rate,
         seconds: freshSeconds,
-        schema,
-        issuer: realm.issuer,
+        apiEnv,
         tenant,
         bearer: `Bearer ${token.access_token}`,
       });

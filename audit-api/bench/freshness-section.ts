@@ -2,12 +2,13 @@ import { Admin, Producer } from "@platformatic/kafka";
 import { randomName, stackEnv } from "@svc/testkit";
 import { pino } from "pino";
 import { parseAuditApiConfig, startAuditApi } from "../index.ts";
+import { quantile } from "./quantile.ts";
 
 export interface FreshnessOptions {
   rate: number;
   seconds: number;
-  schema: string;
-  issuer: string;
+  /** The API's settings (the bench's replica's); the tail's topic and a larger page are set here. */
+  apiEnv: Record<string, string>;
   tenant: string;
   bearer: string;
 }
@@ -38,22 +39,10 @@ export async function measureFreshness(options: FreshnessOptions): Promise<Fresh
   const producer = new Producer({ clientId: "bench-api", bootstrapBrokers: stack.kafkaBrokers, acks: -1 });
   const api = await startAuditApi(
     parseAuditApiConfig({
-      SVC_AUDIT_HOST_PORT: "0",
-      SVC_AUDIT_GRPC_HOST: "127.0.0.1",
-      SVC_AUDIT_REST_PORT: "0",
-      SVC_AUDIT_REST_HOST: "127.0.0.1",
-      SVC_AUDIT_PG_URL: stack.postgresUrl,
-      SVC_AUDIT_INDEX_SCHEMA: options.schema,
-      SVC_AUDIT_S3_ENDPOINT: stack.s3.endpoint,
-      SVC_AUDIT_S3_REGION: stack.s3.region,
-      SVC_AUDIT_S3_ACCESS_KEY: stack.s3.accessKeyId,
-      SVC_AUDIT_S3_SECRET_KEY: stack.s3.secretAccessKey,
-      SVC_AUDIT_API_PAGE_TOKEN_KEY: "bench-page-token-key-0123456789abcdef",
+      ...options.apiEnv,
       SVC_AUDIT_API_MAX_PAGE_SIZE: "10000",
       SVC_AUDIT_KAFKA_BROKERS: stack.kafkaBrokers.join(","),
       SVC_AUDIT_TOPIC: topic,
-      SVC_AUTH_ISSUER: options.issuer,
-      SVC_AUDIT_LOG_LEVEL: "silent",
     }),
     { logger: pino({ level: "silent" }) },
   );
@@ -128,15 +117,12 @@ export async function measureFreshness(options: FreshnessOptions): Promise<Fresh
     const when = seen.get(id);
     return when === undefined ? [] : [when - at];
   });
-  latencies.sort((a, b) => a - b);
-  const q = (p: number) =>
-    latencies[Math.min(latencies.length - 1, Math.ceil((p / 100) * latencies.length) - 1)] ?? Number.NaN;
   return {
     samples: latencies.length,
     missing: written.size - latencies.length,
-    p50: q(50),
-    p99: q(99),
-    max: latencies.at(-1) ?? Number.NaN,
+    p50: quantile(latencies, 50),
+    p99: quantile(latencies, 99),
+    max: quantile(latencies, 100),
     achieved: produced / options.seconds,
   };
 }
