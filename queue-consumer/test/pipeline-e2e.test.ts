@@ -20,7 +20,6 @@ import {
   Metadata,
   makeGenericClientConstructor,
   Server,
-  ServerCredentials,
   type ServerUnaryCall,
   type ServiceDefinition,
   type ServiceError,
@@ -37,7 +36,7 @@ import {
 } from "@svc/audit-emitter";
 import { type AuditRecord, parseRecordLine } from "@svc/audit-record";
 import { type AuthCore, authorizeService, createAuthCore, parseAuthConfig } from "@svc/auth";
-import { waitFor } from "@svc/common";
+import { bindGrpcServer, waitFor } from "@svc/common";
 import { type SeededRealm, seedTestRealm } from "@svc/testkit";
 import { issueToken } from "@svc/token";
 import { SQL } from "bun";
@@ -127,11 +126,7 @@ beforeAll(async () => {
       authorizeService(auth, probeDefinition, implementation, { touch: "endpoint.grpc" }),
     ),
   );
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (error, bound) =>
-      error ? reject(error) : resolve(bound),
-    ),
-  );
+  const port = await bindGrpcServer(server, "127.0.0.1:0");
   const Client = makeGenericClientConstructor(probeDefinition, "Probe");
   client = new Client(`127.0.0.1:${port}`, credentials.createInsecure());
 

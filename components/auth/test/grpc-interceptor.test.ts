@@ -5,7 +5,6 @@ import {
   Metadata,
   makeGenericClientConstructor,
   Server,
-  ServerCredentials,
   type ServerUnaryCall,
   type ServerWritableStream,
   type ServiceDefinition,
@@ -13,7 +12,7 @@ import {
   type sendUnaryData,
   status,
 } from "@grpc/grpc-js";
-import { waitFor } from "@svc/common";
+import { bindGrpcServer, waitFor } from "@svc/common";
 import {
   type AuthCore,
   authorizeService,
@@ -86,11 +85,7 @@ async function serve(core: AuthCore): Promise<{ server: Server; client: ClientWi
     definition,
     authorizeService(core, definition, implementation, { list_events: "audit.list", export_events: "audit.export" }),
   );
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (error, bound) =>
-      error ? reject(error) : resolve(bound),
-    ),
-  );
+  const port = await bindGrpcServer(server, "127.0.0.1:0");
   const Ctor = makeGenericClientConstructor(definition, "AuditService");
   const client = new Ctor(`127.0.0.1:${port}`, credentials.createInsecure()) as unknown as ClientWith;
   return { server, client, port };
@@ -432,11 +427,7 @@ test("a handler that throws or rejects ends the call with INTERNAL `handler fail
       Object.fromEntries(Object.keys(failing).map((name) => [name, "audit.list"])),
     ),
   );
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (error, bound) =>
-      error ? reject(error) : resolve(bound),
-    ),
-  );
+  const port = await bindGrpcServer(server, "127.0.0.1:0");
   const Ctor = makeGenericClientConstructor(failing, "Failing");
   const client = new Ctor(`127.0.0.1:${port}`, credentials.createInsecure()) as unknown as FailingClient;
   const token = await mint(idp, { claims: { realm_access: { roles: ["security"] }, scope: "audit:read" } });
@@ -505,11 +496,7 @@ test("onRefused sees each refusal before it is answered, with the caller the pol
       },
     ),
   );
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (error, bound) =>
-      error ? reject(error) : resolve(bound),
-    ),
-  );
+  const port = await bindGrpcServer(server, "127.0.0.1:0");
   const Ctor = makeGenericClientConstructor(definition, "AuditService");
   const client = new Ctor(`127.0.0.1:${port}`, credentials.createInsecure()) as unknown as ClientWith;
   try {

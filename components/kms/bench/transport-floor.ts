@@ -11,6 +11,7 @@ import {
   ServerCredentials,
   type ServiceDefinition,
 } from "@grpc/grpc-js";
+import { bindGrpcServer } from "@svc/common";
 import { createRootCa, issueServerCertificate } from "../index.ts";
 
 const flag = (name: string, fallback: number) => {
@@ -46,10 +47,7 @@ if (process.argv.includes("--serve")) {
           [{ private_key: Buffer.from(keyPem), cert_chain: Buffer.from(certPem) }],
           false,
         );
-  server.bindAsync("127.0.0.1:0", credentials, (error, port) => {
-    if (error) throw error;
-    console.log(port);
-  });
+  console.log(await bindGrpcServer(server, "127.0.0.1:0", credentials));
 } else {
   const seconds = flag("seconds", 6);
   const concurrency = flag("concurrency", 64);

@@ -7,7 +7,6 @@ import {
   Metadata,
   makeGenericClientConstructor,
   Server,
-  ServerCredentials,
   type ServerDuplexStream,
   type ServerReadableStream,
   type ServerUnaryCall,
@@ -17,6 +16,7 @@ import {
   type sendUnaryData,
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
+import { bindGrpcServer } from "@svc/common";
 import { annotate, type CallAnnotation } from "../../index.ts";
 
 const json = {
@@ -121,11 +121,7 @@ const EchoClientConstructor = makeGenericClientConstructor(echoDefinition, "Echo
 
 /** Binds `server` on 127.0.0.1 port 0 and returns a client for it. */
 export async function listen(server: Server): Promise<{ client: EchoClient; port: number }> {
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (error, bound) =>
-      error ? reject(error) : resolve(bound),
-    ),
-  );
+  const port = await bindGrpcServer(server, "127.0.0.1:0");
   const client = new EchoClientConstructor(`127.0.0.1:${port}`, credentials.createInsecure()) as unknown as EchoClient;
   return { client, port };
 }
