@@ -15,8 +15,6 @@ export interface VersionReaderOptions {
   urlSeconds?: number;
   /** How long a signed URL is reused, in ms: at most half its lifetime (default a third of it). */
   reuseMs?: number;
-  /** Signed URLs kept, least recently used dropped first (default 10 000, about 1 KiB each). */
-  maxUrls?: number;
   /** GETs per read when the failure is retriable (network, 408, 429, 5xx); default 3, as the SDK's standard retry. */
   maxAttempts?: number;
   /** The time URLs are signed at (default now; tests sign with a clock that is off). */
@@ -24,6 +22,9 @@ export interface VersionReaderOptions {
   /** How long one GET (answer and body) may take before it counts as no answer, in ms (default 30 000). */
   timeoutMs?: number;
 }
+
+/** Signed URLs kept, least recently used dropped first (about 1 KiB each). */
+const URLS_KEPT = 10_000;
 
 /** Why one GET failed: the HTTP status (0: no answer) and S3's error code and message when it sent them. */
 interface GetFailure {
@@ -88,7 +89,7 @@ export class VersionReader {
     if (!(reuseMs > 0 && reuseMs <= (this.urlSeconds * 1000) / 2)) {
       throw new RangeError("VersionReader: reuseMs must be > 0 and at most half the URL's lifetime");
     }
-    this.urls = new ExpiringLru(options.maxUrls ?? 10_000, reuseMs);
+    this.urls = new ExpiringLru(URLS_KEPT, reuseMs);
     this.maxAttempts = Math.max(1, options.maxAttempts ?? 3);
     this.signingDate = options.signingDate;
     this.timeoutMs = options.timeoutMs ?? 30_000;
