@@ -5,13 +5,10 @@
  * started with SVC_AUDIT_INDEX_SCHEMA set to that schema (`kms_audit` on the stack).
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { KeyKind } from "@svc/proto";
 import { createClient, type SvcClient } from "@svc/sdk";
-import { randomName, type SeededRealm, seedTestRealm, stackEnv, waitFor } from "@svc/testkit";
-import { issueToken } from "@svc/token";
+import { randomName, type SeededRealm, seedTestRealm, stackEnv, type TempDir, tempDir, waitFor } from "@svc/testkit";
 import { SQL } from "bun";
 import type { Kms } from "../index.ts";
 import { type KmsAuditInstance, startKmsAuditInstance } from "./support/audit-instance.ts";
@@ -20,6 +17,7 @@ import { accessToken, grantRole, kmsEnv, startTestKms } from "./support/kms-fixt
 const AUDIT_API_MAIN = join(import.meta.dir, "..", "..", "..", "audit-api", "src", "main.ts");
 
 let realm: SeededRealm;
+let tmp: TempDir | undefined;
 let dir: string;
 let schema: string;
 let kms: Kms;
@@ -49,7 +47,8 @@ async function spawnAuditApi(env: Record<string, string>): Promise<string> {
 }
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "kms-audit-api-"));
+  tmp = await tempDir("kms-audit-api");
+  dir = tmp.path;
   schema = randomName("t_kms_aa").replaceAll("-", "_");
   realm = await seedTestRealm("kms-audit-api");
   await grantRole(realm, "ops", "keymanager");
@@ -94,7 +93,7 @@ afterAll(async () => {
   await sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => {});
   await sql.close();
   await realm?.remove();
-  rmSync(dir, { recursive: true, force: true });
+  await tmp?.remove();
 }, 60_000);
 
 test("list_events of the audit API on the KMS instance's index finds a KMS key event", async () => {
@@ -110,15 +109,10 @@ test("list_events of the audit API on the KMS instance's index finds a KMS key e
   clients.push(manager);
   await manager.kmsGenerateKey({ name: "audited-key", kind: KeyKind.KEY_KIND_AES_256_GCM });
 
-  const { url, realm: name, clientId, userPassword } = realm.seed;
-  const token = await issueToken(
-    { url, realm: name, clientId },
-    { user: "security", password: userPassword, scope: "audit:read" },
-  );
   const reader = createClient({
     address: auditApiAddress,
     secure: false,
-    access_token: token.access_token,
+    access_token: await accessToken(realm, "security", "audit:read"),
     tenant_id: realm.seed.tenantId,
   });
   clients.push(reader);

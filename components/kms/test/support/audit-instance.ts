@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { Admin } from "@platformatic/kafka";
 import { type Agent, parseAgentConfig, startAgent } from "@svc/agent";
 import { parseQueueConsumerConfig, type QueueConsumer, startConsumer } from "@svc/queue-consumer";
-import { randomName, stackEnv } from "@svc/testkit";
+import { bucketPrefix, randomName, stackEnv, topicName } from "@svc/testkit";
 import { SQL } from "bun";
 import { silent } from "./kms-fixture.ts";
 
@@ -32,8 +32,8 @@ async function kafkaAdmin<T>(run: (admin: Admin) => Promise<T>): Promise<T> {
 /** Starts the instance on `auditLog` (the KMS's SVC_AUDIT_LOG_FILE); `dir` holds the agent's checkpoint. */
 export async function startKmsAuditInstance(auditLog: string, dir: string): Promise<KmsAuditInstance> {
   const stack = stackEnv();
-  const topic = randomName("svc-test-kms-audit");
-  const keyPrefix = `test/kms-${randomName("p").slice(2)}/`;
+  const topic = topicName("kms-audit");
+  const keyPrefix = bucketPrefix("kms-audit");
   const indexSchema = randomName("t_kms_audit").replaceAll("-", "_");
   await kafkaAdmin((admin) => admin.createTopics({ topics: [topic, `${topic}.dlq`], partitions: 2, replicas: 1 }));
   const agent = await startAgent(

@@ -47,7 +47,8 @@ export async function grantRole(realm: SeededRealm, username: string, role: stri
   await realm.admin.post(`/${name}/users/${user.id}/role-mappings/realm`, [{ id: found.id, name: found.name }]);
 }
 
-export async function accessToken(realm: SeededRealm, user: string): Promise<string> {
+/** An access token of `user` of the test realm (with `scope` when given, e.g. `audit:read`). */
+export async function accessToken(realm: SeededRealm, user: string, scope?: string): Promise<string> {
   const { url, realm: name, clientId, userPassword } = realm.seed;
-  return (await issueToken({ url, realm: name, clientId }, { user, password: userPassword })).access_token;
+  return (await issueToken({ url, realm: name, clientId }, { user, password: userPassword, scope })).access_token;
 }
