@@ -2,7 +2,6 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { tempDir, thrownBy } from "@svc/testkit";
 import { AgentError, parseAgentConfig } from "../index.ts";
-
 import { spawnAgent } from "./support/spawn-agent.ts";
 
 let dir: { path: string; remove(): Promise<void> };

@@ -14,8 +14,8 @@ afterAll(async () => {
 });
 
 describe("readTopic (the tests' reader, real Kafka)", () => {
-  // The broker deletes records older than the topic's retention at its next check (every 60 s on the stack); a test
-  // whose records carry an old time saw its partitions start past offset 0 and waited for the deleted ones forever.
+  // The broker deletes records older than the topic's retention at its next check (every 60 s on the stack): a
+  // partition may start past offset 0, and a reader from offset 0 would wait for the deleted records forever.
   test("reads each partition from its log start: records deleted below it are not waited for", async () => {
     const producer = new Producer({
       clientId: randomName("agent-read-producer"),

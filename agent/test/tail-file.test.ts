@@ -29,7 +29,7 @@ async function readUntil(
   throw new Error(`no awaited event in 1,000 reads; read so far: ${JSON.stringify(text.slice(-200))}`);
 }
 
-test("copytruncate refilled past the read position before the periodic check: the rest comes from the copy, nothing of the new file is taken for it", async () => {
+test("copytruncate refilled past the read position between two reads: the rest comes from the copy, nothing of the new file is taken for it", async () => {
   const dir = await tempDir("agent-tail-file");
   dirs.push(dir);
   const path = join(dir.path, "audit.jsonl");

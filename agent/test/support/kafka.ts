@@ -51,8 +51,8 @@ export async function readTopic(brokers: string[], topic: string): Promise<Messa
     bootstrapBrokers: brokers,
   });
   try {
-    // From each partition's log start to its end: records older than the topic's retention (a test's records are
-    // stamped with their own, possibly old, time) may already be deleted, and waiting for them would never end.
+    // From each partition's log start to its end: records below it (deleted by retention, or by deleteRecords)
+    // would be waited for forever.
     const ends = (await consumer.listOffsets({ topics: [topic] })).get(topic) ?? [];
     const starts = (await consumer.listOffsets({ topics: [topic], timestamp: -2n })).get(topic) ?? [];
     const remaining = new Map<number, bigint>();
