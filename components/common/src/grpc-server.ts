@@ -1,13 +1,15 @@
-import { type Server, ServerCredentials } from "@grpc/grpc-js";
+// Types only at the top: @svc/common is imported by every service, most of which never load grpc-js (about 80 ms).
+import type { Server, ServerCredentials } from "@grpc/grpc-js";
 
 /** Binds a grpc-js server (plaintext unless `credentials` say otherwise); resolves with the port it got. */
-export function bindGrpcServer(
+export async function bindGrpcServer(
   server: Server,
   address: string,
-  credentials: ServerCredentials = ServerCredentials.createInsecure(),
+  credentials?: ServerCredentials,
 ): Promise<number> {
+  const bindWith = credentials ?? (await import("@grpc/grpc-js")).ServerCredentials.createInsecure();
   return new Promise((resolve, reject) => {
-    server.bindAsync(address, credentials, (error, port) => (error ? reject(error) : resolve(port)));
+    server.bindAsync(address, bindWith, (error, port) => (error ? reject(error) : resolve(port)));
   });
 }
 

@@ -51,3 +51,13 @@ test("a stream that never ends is cut after the grace period, not waited for", a
   await ended;
   client.close();
 });
+
+test("importing @svc/common does not load grpc-js (most services never use it; about 80 ms at start-up)", async () => {
+  const index = new URL("../index.ts", import.meta.url).pathname;
+  const script = `await import(${JSON.stringify(index)});
+console.log(Object.keys(require.cache).filter((path) => path.includes("@grpc/grpc-js")).length);`;
+  const child = Bun.spawn([process.execPath, "-e", script], { stdout: "pipe", stderr: "inherit" });
+  const loaded = (await new Response(child.stdout).text()).trim();
+  expect(await child.exited).toBe(0);
+  expect(loaded).toBe("0");
+});
