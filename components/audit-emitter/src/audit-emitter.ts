@@ -93,7 +93,9 @@ function targetFor(config: EmitterConfig): SinkTarget {
 
 /** Creates the emitter of one component: one sink, one counter set, one fail mode. */
 export function createAuditEmitter(config: EmitterConfig, options: AuditEmitterOptions = {}): AuditEmitter {
-  const logger = (options.logger ?? pino({ level: "info" }, pino.destination(2))).child({ component: "audit-emitter" });
+  const logger = (options.logger ?? pino({ level: "info" }, pino.destination({ dest: 2, sync: true }))).child({
+    component: "audit-emitter",
+  });
   const sink = new JsonlSink(options.target ?? targetFor(config), config.maxBufferedBytes);
   const counters = {
     recordsWritten: 0,
