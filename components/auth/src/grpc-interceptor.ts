@@ -38,6 +38,8 @@ export interface AuthRefusal {
   error: AuthError;
   call: AnyServerCall;
   operation: Operation;
+  /** `performance.now()` when the call arrived, before its token was checked (a record's `duration_ms` counts from it). */
+  startedAt: number;
 }
 
 export interface AuthWrapperOptions {
@@ -101,19 +103,20 @@ export function withAuth(
     core.logger.error({ operation, reason: reason(error), answered }, "grpc: handler failed");
   const { onRefused } = options;
   /** Answers a refusal with `answer`, after the `onRefused` hook when there is one. */
-  const refuse = (call: AnyServerCall, error: unknown, answer: () => void): void => {
+  const refuse = (call: AnyServerCall, startedAt: number, error: unknown, answer: () => void): void => {
     if (!onRefused || !isAuthError(error)) {
       answer();
       return;
     }
     Promise.resolve()
-      .then(() => onRefused({ error, call, operation }))
+      .then(() => onRefused({ error, call, operation, startedAt }))
       .catch((cause: unknown) => core.logger.error({ operation, reason: reason(cause) }, "grpc: onRefused failed"))
       .finally(answer);
   };
   if (!shape.responseStream) {
     // unary and client-streaming: refuse through the callback
     return ((call: AnyServerCall, callback: sendUnaryData<unknown>) => {
+      const startedAt = performance.now();
       core.check(authRequest(call), operation).then(
         (caller) => {
           callers.set(call, caller);
@@ -131,12 +134,13 @@ export function withAuth(
             },
           );
         },
-        (error: unknown) => refuse(call, error, () => callback(authErrorStatus(error))),
+        (error: unknown) => refuse(call, startedAt, error, () => callback(authErrorStatus(error))),
       );
     }) as UntypedHandleCall;
   }
   // server-streaming and bidi: grpc-js turns an 'error' event into the call's status
   return ((call: ServerWritableStream<unknown, unknown> | ServerDuplexStream<unknown, unknown>) => {
+    const startedAt = performance.now();
     core.check(authRequest(call), operation).then(
       (caller) => {
         callers.set(call, caller);
@@ -148,7 +152,7 @@ export function withAuth(
           },
         );
       },
-      (error: unknown) => refuse(call, error, () => call.emit("error", authErrorStatus(error))),
+      (error: unknown) => refuse(call, startedAt, error, () => call.emit("error", authErrorStatus(error))),
     );
   }) as UntypedHandleCall;
 }

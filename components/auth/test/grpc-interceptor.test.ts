@@ -476,6 +476,7 @@ test("a handler that throws or rejects ends the call with INTERNAL `handler fail
 
 test("onRefused sees each refusal before it is answered, with the caller the policy refused; a failing hook still answers", async () => {
   const refusals: { code: string; principal: string | undefined; operation: string; path: string }[] = [];
+  const starts: { startedAt: number; hookAt: number }[] = [];
   let failHook = false;
   const captured = captureLogger();
   const own = createAuthCore({ config: testConfig(idp), logger: captured.logger });
@@ -488,7 +489,8 @@ test("onRefused sees each refusal before it is answered, with the caller the pol
       implementation,
       { list_events: "audit.list", export_events: "audit.export" },
       {
-        onRefused: async ({ error, call, operation }) => {
+        onRefused: async ({ error, call, operation, startedAt }) => {
+          starts.push({ startedAt, hookAt: performance.now() });
           await Bun.sleep(20); // an answer sent before the hook finished would reach the client first
           refusals.push({ code: error.code, principal: error.caller?.principalId, operation, path: call.getPath() });
           if (failHook) throw new Error("record lost");
@@ -505,8 +507,14 @@ test("onRefused sees each refusal before it is answered, with the caller the pol
     expect(refusals).toEqual([]);
 
     const noScope = await mint(idp, { claims: { realm_access: { roles: ["security"] }, principal_id: "sec-2" } });
+    const calledAt = performance.now();
     const denied = await unary(client, metadata(noScope, "tenant-a"));
     expect(denied.error?.code).toBe(status.PERMISSION_DENIED);
+    // the refusal carries when the call arrived (before its token check), for the record's duration
+    expect(starts).toHaveLength(1);
+    const [start] = starts;
+    expect(start?.startedAt).toBeGreaterThanOrEqual(calledAt);
+    expect(start?.startedAt).toBeLessThanOrEqual(start?.hookAt ?? 0);
     expect(refusals).toEqual([
       {
         code: "AUTH_PERMISSION_DENIED",

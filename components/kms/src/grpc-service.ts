@@ -167,14 +167,14 @@ export function kmsServiceImplementation(deps: KmsServiceDeps): UntypedServiceIm
     };
   }
   return authorizeService(auth, KmsServiceService, implementation, operations, {
-    onRefused: async ({ error, call, operation }) => {
+    onRefused: async ({ error, call, operation, startedAt }) => {
       if (error.kind !== "permission-denied") return;
       const claimed = claimedTenant(call.metadata);
       await recordKeyEvent(emitter, "permission-denied", {
         resource: resourceOf(error.caller?.tenantId ?? claimed, (call as { request?: unknown }).request),
         caller: error.caller,
         claimedTenantId: claimed,
-        startedAt: performance.now(),
+        startedAt,
         error,
         attributes: { method: call.getPath(), operation },
       });
