@@ -2,7 +2,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { rename } from "node:fs/promises";
 import { join } from "node:path";
 import { parseRecords } from "@svc/audit-record";
-import { rejectionOf, tempDir } from "@svc/testkit";
+import { rejectionOf, type TempDir, tempDir } from "@svc/testkit";
 import { pino } from "pino";
 import {
   AuditEmitterError,
@@ -16,7 +16,7 @@ import {
 import { recordsIn } from "./support/records-in.ts";
 
 const silent = pino({ level: "silent" });
-let dir: Awaited<ReturnType<typeof tempDir>>;
+let dir: TempDir;
 
 beforeAll(async () => {
   dir = await tempDir("emitter");

@@ -4,7 +4,7 @@ import { Metadata, status } from "@grpc/grpc-js";
 import { type AuditRecord, validateRecord } from "@svc/audit-record";
 import { type AuthCore, authorizeService, createAuthCore, parseAuthConfig } from "@svc/auth";
 import { waitFor } from "@svc/common";
-import { type SeededRealm, seedTestRealm, tempDir, thrownBy } from "@svc/testkit";
+import { type SeededRealm, seedTestRealm, type TempDir, tempDir, thrownBy } from "@svc/testkit";
 import { issueToken } from "@svc/token";
 import { type Logger, pino } from "pino";
 import {
@@ -36,7 +36,7 @@ const silent = pino({ level: "silent" });
 let realm: SeededRealm;
 let noRole: string;
 let auth: AuthCore;
-let dir: Awaited<ReturnType<typeof tempDir>>;
+let dir: TempDir;
 let token: string;
 
 beforeAll(async () => {

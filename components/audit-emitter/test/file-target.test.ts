@@ -1,10 +1,10 @@
 import { afterEach, beforeEach, expect, test } from "bun:test";
 import { readFile, rename, rm, stat, truncate, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { rejectionOf, tempDir } from "@svc/testkit";
+import { rejectionOf, type TempDir, tempDir } from "@svc/testkit";
 import { AUDIT_FILE_MODE, AuditEmitterError, FileTarget } from "../index.ts";
 
-let dir: Awaited<ReturnType<typeof tempDir>>;
+let dir: TempDir;
 let path: string;
 let target: FileTarget;
 

@@ -3,10 +3,10 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { waitFor } from "@svc/common";
-import { rejectionOf, tempDir } from "@svc/testkit";
+import { rejectionOf, type TempDir, tempDir } from "@svc/testkit";
 import { AuditEmitterError, FileTarget, JsonlSink, type SinkTarget, StreamTarget } from "../index.ts";
 
-let dir: Awaited<ReturnType<typeof tempDir>>;
+let dir: TempDir;
 
 beforeEach(async () => {
   dir = await tempDir("sink");
