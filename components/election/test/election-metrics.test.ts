@@ -4,7 +4,7 @@ import { waitFor } from "@svc/common";
 import { loadKubeConfig } from "@svc/kube";
 import { createTestNamespace, hangUpListener, leaseName, stackEnv } from "@svc/testkit";
 import { Registry } from "prom-client";
-import { createElector } from "../index.ts";
+import { createElector, ElectionMetrics, type LeaseAttempt, LeaseElector, type LeaseLock } from "../index.ts";
 
 const kubeconfig = loadKubeConfig(stackEnv().kubeconfig);
 const testNamespace = await createTestNamespace(kubeconfig, "metrics");
@@ -73,4 +73,41 @@ test("an apiserver that hangs up: attempts fail with their timeout, counted, and
   } finally {
     listener.stop();
   }
+});
+
+test("failures while leading count as renew failures too; the deadline then ends the leadership (lost)", async () => {
+  // A scripted lock (as in lease-elector.test.ts): granted once, then every renewal is refused by a broken server.
+  let grants = 1;
+  const lock: LeaseLock = {
+    description: "scripted",
+    async tryAcquireOrRenew(): Promise<LeaseAttempt> {
+      if (grants-- > 0) return { leader: true, holder: "compute-2", term: 4 };
+      throw new Error("503 from the apiserver");
+    },
+    async release() {},
+  };
+  const registry = new Registry();
+  let metrics: ElectionMetrics | undefined;
+  const elector = new LeaseElector({
+    backend: "k8s-lease",
+    identity: "compute-2",
+    lock,
+    timings: { leaseDurationSeconds: 1, renewDeadlineSeconds: 0.5, retryPeriodSeconds: 0.1 },
+    onAttemptError: () => metrics?.countFailure(),
+  });
+  metrics = new ElectionMetrics(registry, elector, "compute");
+  await elector.start();
+  expect(await value(registry, "svc_election_is_leader")).toBe(1);
+  expect(await value(registry, "svc_election_renew_failures_total")).toBe(0);
+  await waitFor("leadership lost", async () => (elector.isServing() ? undefined : true), {
+    timeoutMs: 3_000,
+    intervalMs: 20,
+  });
+  const renewFailures = (await value(registry, "svc_election_renew_failures_total")) ?? 0;
+  expect(renewFailures).toBeGreaterThanOrEqual(2);
+  expect(await value(registry, "svc_election_attempt_failures_total")).toBeGreaterThanOrEqual(renewFailures);
+  expect(await registry.metrics()).toContain(
+    'svc_election_leadership_changes_total{component="compute",backend="k8s-lease",change="lost"} 1',
+  );
+  await elector.stop();
 });

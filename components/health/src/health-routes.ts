@@ -9,14 +9,21 @@ export interface EndpointDiagnostics {
   ha: () => Promise<Record<string, unknown>>;
 }
 
+/** What `/metrics` serves (Prometheus text): a prom-client `Registry` fits. */
+export interface MetricsSource {
+  metrics(): Promise<string>;
+  readonly contentType: string;
+}
+
 const status = (ok: boolean) => (ok ? 200 : 503);
 
 /**
  * The health endpoints of every HA-aware service (spec: "Health endpoints"): `/health` (liveness),
  * `/health/ready` (200 leader, 503 follower), `/health/pod-ready` (200 leader, 200 initialized follower),
- * `/health/whoami`; `/health/deps` and `/health/ha` when diagnostics are given (endpoint only).
+ * `/health/whoami`; `/health/deps` and `/health/ha` when diagnostics are given (endpoint only); `/metrics` when a
+ * metrics source is given (one port for the kubelet's probes and Prometheus' scrape).
  */
-export function healthRoutes(state: HealthState, diagnostics?: EndpointDiagnostics) {
+export function healthRoutes(state: HealthState, diagnostics?: EndpointDiagnostics, metrics?: MetricsSource) {
   const app = new Elysia({ name: "svc-health" })
     .get("/health", () => ({ status: "ok", component: state.component }))
     .get("/health/ready", ({ set }) => {
@@ -29,7 +36,14 @@ export function healthRoutes(state: HealthState, diagnostics?: EndpointDiagnosti
       set.status = status(ready);
       return { ready, role: state.snapshot().role, initialized: state.snapshot().initialized };
     })
-    .get("/health/whoami", () => state.snapshot());
+    .get("/health/whoami", () => state.snapshot())
+    .get("/metrics", async ({ set }) => {
+      if (!metrics) {
+        set.status = 404;
+        return "no metrics here\n";
+      }
+      return new Response(await metrics.metrics(), { headers: { "content-type": metrics.contentType } });
+    });
   if (!diagnostics) return app;
   return app.get("/health/deps", () => diagnostics.deps()).get("/health/ha", () => diagnostics.ha());
 }

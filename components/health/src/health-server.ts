@@ -1,4 +1,4 @@
-import { type EndpointDiagnostics, healthRoutes } from "./health-routes.ts";
+import { type EndpointDiagnostics, healthRoutes, type MetricsSource } from "./health-routes.ts";
 import type { HealthState } from "./health-state.ts";
 
 /** The spec's example port of the health endpoints. */
@@ -11,12 +11,15 @@ export interface HealthServer {
   stop(): Promise<void>;
 }
 
-/** Serves `healthRoutes(state)` over HTTP on `port` (8080 by default; 0 for an ephemeral port in tests). */
+/**
+ * Serves `healthRoutes(state)` over HTTP on `port` (8080 by default; 0 for an ephemeral port in tests), with
+ * `/metrics` from `metrics` when given.
+ */
 export function serveHealth(
   state: HealthState,
-  options: { port?: number; hostname?: string; diagnostics?: EndpointDiagnostics } = {},
+  options: { port?: number; hostname?: string; diagnostics?: EndpointDiagnostics; metrics?: MetricsSource } = {},
 ): HealthServer {
-  const app = healthRoutes(state, options.diagnostics);
+  const app = healthRoutes(state, options.diagnostics, options.metrics);
   const hostname = options.hostname ?? "0.0.0.0";
   const server = Bun.serve({
     port: options.port ?? DEFAULT_HEALTH_PORT,

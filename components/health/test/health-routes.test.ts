@@ -50,3 +50,17 @@ test("/health/deps and /health/ha exist only where diagnostics are given (endpoi
   expect((await get(endpoint, "/health/deps")).body).toEqual({ backend: "ready" });
   expect((await get(endpoint, "/health/ha")).body).toEqual({ leaders: { backend: "backend-0" } });
 });
+
+test("/metrics serves the given source's text with its content type, whatever the role; 404 without one", async () => {
+  const plain = healthRoutes(new HealthState("backend", "backend-1", "follower"));
+  expect((await plain.handle(new Request("http://local/metrics"))).status).toBe(404);
+  const source = {
+    contentType: "text/plain; version=0.0.4; charset=utf-8",
+    metrics: async () => "# HELP svc_x_total x\n# TYPE svc_x_total counter\nsvc_x_total 3\n",
+  };
+  const app = healthRoutes(new HealthState("backend", "backend-1", "follower"), undefined, source);
+  const response = await app.handle(new Request("http://local/metrics"));
+  expect(response.status).toBe(200);
+  expect(response.headers.get("content-type")).toBe(source.contentType);
+  expect(await response.text()).toBe(await source.metrics());
+});
