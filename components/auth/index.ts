@@ -50,8 +50,27 @@ export {
   type KeySourceStats,
   type ResolvedKey,
 } from "./src/key-source.ts";
+export {
+  DISCOVERY_TIMEOUT_MS,
+  type DiscoveryDocument,
+  type DiscoveryOptions,
+  discoveryDocument,
+} from "./src/oidc-discovery.ts";
 export { authorize, isOperation, OPERATIONS, type Operation, POLICY, type Requirement } from "./src/policy.ts";
 export { assertRoutesCovered, type RouteCoverageOptions, type RouteTable } from "./src/route-coverage.ts";
+export {
+  DEFAULT_SERVICE_CLIENT_ID,
+  parseServiceCredentials,
+  type ServiceCredentials,
+} from "./src/service-credentials.ts";
+export { serviceTokenInterceptor } from "./src/service-token-interceptor.ts";
+export {
+  createServiceTokenSource,
+  INTERNAL_TENANT_ID,
+  type ServiceToken,
+  type ServiceTokenSource,
+  type ServiceTokenSourceOptions,
+} from "./src/service-token-source.ts";
 export { TokenCache, tokenDigest } from "./src/token-cache.ts";
 export { type AuthErrorBody, authErrorResponse, authErrorStatus } from "./src/transport-errors.ts";
 export { type VerifyOptions, verifyAccessToken } from "./src/verify-access-token.ts";

@@ -21,6 +21,7 @@ export const AUTH_ERROR_CODES = [
   "AUTH_TENANT_MISMATCH",
   "AUTH_PERMISSION_DENIED",
   "AUTH_IDP_UNAVAILABLE",
+  "AUTH_SERVICE_CREDENTIALS_REJECTED",
 ] as const;
 
 export type AuthErrorCode = (typeof AUTH_ERROR_CODES)[number];
@@ -46,6 +47,8 @@ const KIND_OF: Record<Exclude<AuthErrorCode, "AUTH_CONFIG_INVALID">, AuthErrorKi
   AUTH_TENANT_MISMATCH: "permission-denied",
   AUTH_PERMISSION_DENIED: "permission-denied",
   AUTH_IDP_UNAVAILABLE: "unavailable",
+  // the IdP refused this process's own client credentials (service token source): fix the secret, a retry cannot
+  AUTH_SERVICE_CREDENTIALS_REJECTED: "unauthenticated",
 };
 
 export type AuthRefusalCode = keyof typeof KIND_OF;

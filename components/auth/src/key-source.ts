@@ -13,6 +13,7 @@ import {
 } from "jose";
 import type { Logger } from "pino";
 import { AuthConfigError, AuthError } from "./errors.ts";
+import { discoveryDocument, getIdpJson } from "./oidc-discovery.ts";
 
 export interface KeySourceOptions {
   /** Exact issuer; discovery is `${issuer}/.well-known/openid-configuration` and must name this issuer. */
@@ -103,44 +104,16 @@ export function createKeySource(options: KeySourceOptions): KeySource {
   let lastAttemptAt = Number.NEGATIVE_INFINITY;
   let inFlight: Promise<Loaded> | undefined;
 
-  async function getJson(url: string, what: string): Promise<unknown> {
-    let response: Response;
-    try {
-      response = await doFetch(url, {
-        signal: AbortSignal.timeout(timeoutMs),
-        headers: { accept: "application/json" },
-      });
-    } catch (cause) {
-      throw new AuthError("AUTH_IDP_UNAVAILABLE", `${what} fetch failed: ${String(cause)}`, { cause });
-    }
-    if (!response.ok) {
-      throw new AuthError("AUTH_IDP_UNAVAILABLE", `${what} fetch returned HTTP ${response.status}`);
-    }
-    try {
-      return await response.json();
-    } catch (cause) {
-      throw new AuthError("AUTH_IDP_UNAVAILABLE", `${what} is not JSON`, { cause });
-    }
-  }
-
-  /** The JWKS URI from discovery (fetched until it succeeds once). Another issuer named → `AuthConfigError`. */
+  /** The JWKS URI from discovery (shared with the process's token source; fetched until it succeeds once). */
   async function discover(): Promise<string> {
     if (jwksUri !== undefined) return jwksUri;
-    stats.discoveryFetches++;
-    const url = `${options.issuer.replace(/\/+$/, "")}/.well-known/openid-configuration`;
-    const doc = (await getJson(url, "OIDC discovery")) as { issuer?: unknown; jwks_uri?: unknown };
-    if (typeof doc.issuer !== "string") {
-      throw new AuthError("AUTH_IDP_UNAVAILABLE", `OIDC discovery at ${url} names no issuer`);
-    }
-    if (doc.issuer !== options.issuer) {
-      // the issuer the key source checks is always the configured SVC_AUTH_ISSUER
-      throw new AuthConfigError(
-        "SVC_AUTH_ISSUER",
-        `is ${JSON.stringify(options.issuer)}, but the OIDC discovery document ${url} names issuer ` +
-          `${JSON.stringify(doc.issuer)}; they must be equal byte for byte (a trailing slash counts), since tokens ` +
-          "carry the discovery issuer in iss",
-      );
-    }
+    const doc = await discoveryDocument(options.issuer, {
+      timeoutMs,
+      ...(options.fetch ? { fetch: options.fetch } : {}),
+      onFetch: () => {
+        stats.discoveryFetches++;
+      },
+    });
     if (typeof doc.jwks_uri !== "string" || !/^https?:\/\//.test(doc.jwks_uri)) {
       throw new AuthError("AUTH_IDP_UNAVAILABLE", "OIDC discovery has no usable jwks_uri");
     }
@@ -159,7 +132,7 @@ export function createKeySource(options: KeySourceOptions): KeySource {
       throw new AuthError("AUTH_IDP_UNAVAILABLE", error.message, { subject: error.subject, cause: error });
     }
     stats.jwksFetches++;
-    const jwks = (await getJson(uri, "JWKS")) as JSONWebKeySet;
+    const jwks = (await getIdpJson(uri, "JWKS", { timeoutMs, fetch: doFetch })) as JSONWebKeySet;
     let entries: KeyEntry[];
     try {
       createLocalJWKSet(jwks); // validates the set as a whole

@@ -23,6 +23,7 @@ export const POLICY = {
   "kms.keys.manage": { anyRole: ["keymanager"], allScopes: [] },
   "kms.keys.use": { anyRole: ["app", "keymanager"], allScopes: [] },
   "kms.pubkey.read": { anyRole: ["pubkey-reader", "keymanager"], allScopes: [] },
+  "component.rpc": { anyRole: ["component"], allScopes: [] },
 } as const satisfies Record<string, Requirement>;
 
 export type Operation = keyof typeof POLICY;

@@ -95,3 +95,11 @@ test("an operation name not in the table is denied", () => {
   expect(isOperation("toString")).toBe(false);
   expect(denied(caller(["ops"]), "admin.nope" as Operation).code).toBe("AUTH_PERMISSION_DENIED");
 });
+
+test("component.rpc: only the component role (the svc-components service account); no user role reaches it", () => {
+  expect(authorize(caller(["component"]), "component.rpc")).toBeUndefined();
+  for (const role of ["app", "ops", "security", "keymanager", "topk", "pubkey-reader", "audit-only", "audit-exporter"]) {
+    expect(denied(caller([role]), "component.rpc").message).toContain("requires role component");
+  }
+  expect(denied(caller(["component"]), "endpoint.grpc").code).toBe("AUTH_PERMISSION_DENIED");
+});
