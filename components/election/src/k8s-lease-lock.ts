@@ -41,7 +41,8 @@ const statusOf = (error: unknown) => (error instanceof ApiException ? error.code
 /**
  * A `coordination.k8s.io/v1` Lease as client-go's LeaseLock uses it. Expiry is judged only by this process's
  * monotonic clock: `observedAt` is when this process last saw the Lease change (its resourceVersion), and the
- * holder's lease counts as expired `leaseDurationSeconds` later. The Lease's own timestamps are written for
+ * holder's lease counts as expired `leaseDurationSeconds` later (a record counts as seen when a read or the watch
+ * brings it). The Lease's own timestamps are written for
  * humans and other tools, never compared with the local wall clock. Every update carries the resourceVersion
  * read, so a concurrent writer gets 409 Conflict and this attempt simply fails. Term = `leaseTransitions`.
  */
@@ -128,8 +129,10 @@ export class K8sLeaseLock implements LeaseLock {
 
   /**
    * Watches this one Lease (field selector on its name) from the last resourceVersion seen, bookmarks on, and
-   * reports every change of record. The record is not taken as observed here: expiry still counts from the
-   * read of `tryAcquireOrRenew`, as in client-go; the watch only says when to read.
+   * reports every change of record. A record seen on the watch counts as observed when it arrives, as one read by
+   * `tryAcquireOrRenew` does: the apiserver sends it after the write, so expiry never counts from before the
+   * holder's renewal. Without it a follower saw a renewal only at its next poll (up to 0.9 retry periods later), and
+   * its takeover after a kill came that much later (compute: 6.8 s instead of 6.0 with a 6 s lease).
    */
   async watch(changed: (holder: string | undefined) => void, signal: AbortSignal): Promise<void> {
     const { watch, namespace, name } = this.options;
@@ -148,6 +151,7 @@ export class K8sLeaseLock implements LeaseLock {
         const version = event.object.metadata?.resourceVersion;
         if (version) this.watchVersion = version;
         if (event.type === "BOOKMARK") return;
+        if (event.type !== "DELETED") this.observe(event.object);
         changed(event.type === "DELETED" ? undefined : event.object.spec?.holderIdentity || undefined);
       },
       {

@@ -153,6 +153,43 @@ test("another holder whose record keeps changing is never taken over; a silent o
   }
 });
 
+test("a renewal seen on the watch counts as observed when it arrives, not at the follower's next read", async () => {
+  const name = leaseName("observe");
+  const lock = (identity: string, now?: () => number) =>
+    new K8sLeaseLock({
+      api,
+      namespace,
+      name,
+      identity,
+      leaseDurationSeconds: 6,
+      watch: makeKubeWatch(kubeconfig),
+      now,
+    });
+  const holder = lock("pod-a");
+  expect((await holder.tryAcquireOrRenew(false, 2000)).leader).toBe(true);
+  let clock = 0;
+  const follower = lock("pod-b", () => clock);
+  expect(await follower.tryAcquireOrRenew(false, 2000)).toMatchObject({ leader: false, expiresInMs: 6000 });
+  const watching = new AbortController();
+  let changes = 0;
+  const watched = follower.watch(() => changes++, watching.signal).catch(() => undefined);
+  try {
+    clock = 1000;
+    expect((await holder.tryAcquireOrRenew(true, 2000)).leader).toBe(true);
+    await waitFor("the renewal on the follower's watch", async () => (changes > 0 ? true : undefined), {
+      timeoutMs: 5000,
+      intervalMs: 10,
+    });
+    // The follower's next read finds the record it already saw: its lease runs 6 s from the watch event (1000),
+    // not from this read (1500).
+    clock = 1500;
+    expect(await follower.tryAcquireOrRenew(false, 2000)).toMatchObject({ leader: false, expiresInMs: 5500 });
+  } finally {
+    watching.abort();
+    await watched;
+  }
+});
+
 test("with the Lease watched, the follower sees the release on the watch and takes over", async () => {
   const name = leaseName("watch");
   // Polls every 5 to 9 s here: the takeover is expected from the watch (the test only asserts that it happens).
