@@ -1,8 +1,22 @@
 import { PutObjectCommand, type S3Client } from "@aws-sdk/client-s3";
 import { abortableSleep, RuntimeError } from "@svc/component-runtime";
+import { dutyCounter } from "@svc/component-runtime/metrics";
 import type { Logger } from "pino";
 import type { ShaperLink } from "./shaper-link.ts";
 import type { Task, TaskStore } from "./task-store.ts";
+
+const tasksRecovered = dutyCounter(
+  "svc_backend_tasks_recovered_total",
+  "Tasks left running by an earlier term that RecoverTasks() queued again on taking office (they are replayed)",
+);
+const jobsReplayed = dutyCounter(
+  "svc_backend_jobs_replayed_total",
+  "Shaper jobs queued again after their shaper call failed (a shaper failover), to run on the serving shaper",
+);
+const tasksCleaned = dutyCounter(
+  "svc_backend_tasks_cleaned_total",
+  "Finished tasks deleted by the cleanup worker after their retention",
+);
 
 export interface LeaderDutiesOptions {
   store: TaskStore;
@@ -38,6 +52,7 @@ export async function runLeaderDuties(options: LeaderDutiesOptions): Promise<voi
   while (!signal.aborted) {
     try {
       const requeued = await store.recoverTasks(term, options.pod);
+      tasksRecovered.inc(requeued);
       const keys = await store.readyKeys();
       logger.info({ event: "recovered", term, at: Date.now(), requeued, indexes: keys.length }, "tasks recovered");
       break;
@@ -59,9 +74,14 @@ export async function runLeaderDuties(options: LeaderDutiesOptions): Promise<voi
       .catch((error: unknown) => {
         if (isFenced(error)) fenced = error;
         else logger.warn({ err: messageOf(error), task: task.id }, "task failed; queued again");
-        return store.requeue(term, task.id).catch((requeueError: unknown) => {
-          if (isFenced(requeueError)) fenced = requeueError;
-        });
+        return store.requeue(term, task.id).then(
+          () => {
+            if (task.kind === "shaper_job") jobsReplayed.inc();
+          },
+          (requeueError: unknown) => {
+            if (isFenced(requeueError)) fenced = requeueError;
+          },
+        );
       })
       .finally(() => running.delete(task.id));
     running.set(task.id, work);
@@ -82,6 +102,7 @@ export async function runLeaderDuties(options: LeaderDutiesOptions): Promise<voi
       }
       if (Date.now() - lastCleanup > options.taskRetentionMs / 10) {
         const removed = await store.cleanup(term, options.taskRetentionMs);
+        tasksCleaned.inc(removed);
         lastCleanup = Date.now();
         if (removed > 0) logger.info({ event: "cleanup", removed }, "finished tasks removed");
       }
@@ -124,6 +145,7 @@ async function runTask(options: LeaderDutiesOptions, term: number, task: Task): 
     }
     case "cleanup": {
       const removed = await store.cleanup(term, options.taskRetentionMs);
+      tasksCleaned.inc(removed);
       await store.finish(term, task.id, String(removed));
       return;
     }

@@ -64,6 +64,16 @@ test("shaper failover with jobs in flight: every job is replayed and recorded ex
   await backend.waitForLine((l) => l.event === "keys-reloaded" && l.shaper === follower.pod);
   expect(await harness.shaperStatus(follower)).toMatchObject({ pod: follower.pod, keyCount: 1 });
   expect((await api.getTask(ids[0] as string)).state).toBe("done");
+  // /metrics: the new shaper leader was given the keys and ran jobs; each job the backend queued again after its
+  // shaper call failed is counted as replayed (every task here is a shaper job).
+  expect(await follower.metric("svc_election_is_leader")).toBe(1);
+  expect(await follower.metric("svc_shaper_keys_loaded_total")).toBeGreaterThanOrEqual(1);
+  expect(await follower.metric("svc_shaper_jobs_finished_total", { outcome: "ran" })).toBeGreaterThanOrEqual(1);
+  const runJob = { method: "/svc.shaper.v1.ShaperService/RunJob", code: "OK" };
+  expect(await follower.metric("svc_grpc_server_calls_total", runJob)).toBeGreaterThanOrEqual(1);
+  const requeuedAfterFailure = backend.lines.filter((l) => l.msg === "task failed; queued again").length;
+  expect(await backend.metric("svc_backend_jobs_replayed_total")).toBe(requeuedAfterFailure);
+  expect(await backend.metric("svc_backend_tasks_recovered_total")).toBe(0);
 
   const restarted = harness.startShaper(leader.pod, "k8s-lease");
   await restarted.ready();
@@ -96,6 +106,8 @@ test("backend kill -9 with jobs running: the new leader's RecoverTasks() replays
   await leader.process.exited;
   const recovered = await follower.waitForLine((l) => l.event === "recovered", 15_000);
   expect(typeof recovered.requeued).toBe("number");
+  expect(await follower.metric("svc_backend_tasks_recovered_total")).toBe(recovered.requeued as number);
+  expect(await follower.metric("svc_election_is_leader")).toBe(1);
   await waitFor("every job done", async () => ((await harness.doneCount(ids)) === ids.length ? true : undefined), {
     timeoutMs: 40_000,
     intervalMs: 100,

@@ -1,7 +1,19 @@
 import { GetObjectCommand, type S3Client } from "@aws-sdk/client-s3";
 import { tableOf } from "@svc/component-runtime";
+import { dutyCounter } from "@svc/component-runtime/metrics";
 import type { SQL } from "bun";
-import { ComputeError } from "./errors.ts";
+import { COMPUTE_ERROR_CODES, ComputeError } from "./errors.ts";
+
+const shardsLoaded = dutyCounter(
+  "svc_compute_shards_loaded_total",
+  "Shards loaded from object storage and checked against their record (held from then on)",
+);
+const loadFailures = dutyCounter(
+  "svc_compute_shard_load_failures_total",
+  "Shard loads that failed, by error code (unreadable or timed out, corrupt, unknown); tried again at the next sync",
+  ["code"],
+);
+for (const code of COMPUTE_ERROR_CODES) loadFailures.inc({ code }, 0);
 
 export interface LoadedShard {
   shardId: string;
@@ -47,16 +59,18 @@ export class ShardHolder {
       if (this.held.has(id)) continue;
       try {
         this.held.set(id, await this.loadWithin(id));
+        shardsLoaded.inc();
       } catch (error) {
-        failures.push(
+        const failure =
           error instanceof ComputeError
             ? error
             : new ComputeError("COMPUTE_SHARD_UNREADABLE", `${id}: ${(error as Error).message}`, {
                 subject: id,
                 canRetry: true,
                 cause: error,
-              }),
-        );
+              });
+        loadFailures.inc({ code: failure.code });
+        failures.push(failure);
       }
     }
     return failures;

@@ -1,5 +1,16 @@
 import { type TermFence, tableOf } from "@svc/component-runtime";
+import { dutyCounter } from "@svc/component-runtime/metrics";
 import type { TransactionSQL } from "bun";
+
+// Counted once their transaction committed (a fenced one is rolled back and counts nothing).
+const nodesLost = dutyCounter(
+  "svc_orchestrator_nodes_lost_total",
+  "Compute nodes marked lost by supervision (no heartbeat within the node timeout)",
+);
+const shardsAssigned = dutyCounter(
+  "svc_orchestrator_shards_assigned_total",
+  "Shards given to an up compute node by reconciliation: first placements and the reassignment of a lost or removed node's shards",
+);
 
 export interface NodeRegistration {
   nodeId: string;
@@ -65,7 +76,8 @@ export class PlacementStore {
 
   /** `AddCompute`: registers (again) as `up`, reconciles, answers the node's assignment. */
   async addCompute(term: number, node: NodeRegistration): Promise<string[]> {
-    return this.fence.write(term, async (tx) => {
+    let placed = 0;
+    const assignment = await this.fence.write(term, async (tx) => {
       await tx.unsafe(
         `INSERT INTO ${this.nodes} (node_id, address, pod_name, capacity, state, last_heartbeat, registered_term)
          VALUES ($1, $2, $3, $4, 'up', now(), $5)
@@ -75,9 +87,11 @@ export class PlacementStore {
            changed_at = CASE WHEN ${this.nodes}.state = 'up' THEN ${this.nodes}.changed_at ELSE now() END`,
         [node.nodeId, node.address, node.podName, node.capacity, term],
       );
-      await this.reconcile(tx, term);
+      placed = (await this.reconcile(tx, term)).assigned;
       return this.assignmentOf(tx, node.nodeId);
     });
+    shardsAssigned.inc(placed);
+    return assignment;
   }
 
   /**
@@ -112,30 +126,36 @@ export class PlacementStore {
 
   /** `RemoveCompute`: the node is `removed`; its shards go to the others. Answers the shards it released. */
   async removeCompute(term: number, nodeId: string): Promise<{ removed: boolean; released: string[] }> {
-    return this.fence.write(term, async (tx) => {
+    let placed = 0;
+    const outcome = await this.fence.write(term, async (tx) => {
       const rows = await tx.unsafe(
         `UPDATE ${this.nodes} SET state = 'removed', changed_at = now()
           WHERE node_id = $1 AND state <> 'removed' RETURNING node_id`,
         [nodeId],
       );
       const released = await this.assignmentOf(tx, nodeId);
-      await this.reconcile(tx, term);
+      placed = (await this.reconcile(tx, term)).assigned;
       return { removed: rows.length > 0, released };
     });
+    shardsAssigned.inc(placed);
+    return outcome;
   }
 
   /** Node supervision and reconciliation, one fenced transaction: silent nodes → lost, then placement. */
   async tick(term: number, nodeTimeoutMs: number): Promise<TickOutcome> {
-    return this.fence.write(term, async (tx) => {
+    const outcome = await this.fence.write(term, async (tx) => {
       const lost = await tx.unsafe(
         `UPDATE ${this.nodes} SET state = 'lost', changed_at = now()
           WHERE state = 'up' AND last_heartbeat < now() - make_interval(secs => $1::double precision / 1000)
           RETURNING node_id`,
         [nodeTimeoutMs],
       );
-      const outcome = await this.reconcile(tx, term);
-      return { lost: lost.map((row: { node_id: string }) => row.node_id), ...outcome };
+      const placement = await this.reconcile(tx, term);
+      return { lost: lost.map((row: { node_id: string }) => row.node_id), ...placement };
     });
+    nodesLost.inc(outcome.lost.length);
+    shardsAssigned.inc(outcome.assigned);
+    return outcome;
   }
 
   /**

@@ -1,4 +1,5 @@
 import { waitFor } from "@svc/common";
+import { metricValue } from "./metric-samples.ts";
 
 /** One JSON log line of a replica (pino): `event` marks the lines tests wait for. */
 export interface ReplicaLine {
@@ -100,6 +101,18 @@ export class ReplicaProcess {
   async health(path: string): Promise<{ status: number; body: Record<string, unknown> }> {
     const response = await fetch(`http://127.0.0.1:${this.healthPort}${path}`, { signal: AbortSignal.timeout(2000) });
     return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+  }
+
+  /** `/metrics` of the health port (Prometheus text). */
+  async metricsText(): Promise<string> {
+    const response = await fetch(`http://127.0.0.1:${this.healthPort}/metrics`, { signal: AbortSignal.timeout(2000) });
+    if (response.status !== 200) throw new Error(`${this.pod}: /metrics answered ${response.status}`);
+    return response.text();
+  }
+
+  /** The sum of the samples of metric `name` whose labels include `labels` (0 when there is none). */
+  async metric(name: string, labels: Record<string, string> = {}): Promise<number> {
+    return metricValue(await this.metricsText(), name, labels) ?? 0;
   }
 
   /** Whether `/health/ready` says 200 (false also when it does not answer). */

@@ -18,7 +18,10 @@ import { type EndpointDiagnostics, grpcHealth, HealthState, serveHealth } from "
 import { loadKubeConfig, makeKubeClient } from "@svc/kube";
 import { HealthService } from "@svc/proto";
 import type { Logger } from "pino";
+import { Registry } from "prom-client";
+import { dutyRegistry } from "./duty-metrics.ts";
 import { RuntimeError } from "./errors.ts";
+import { grpcServerMetrics } from "./grpc-metrics.ts";
 import type { ReplicaConfig } from "./replica-config.ts";
 
 /** One business service of the replica; it is served only while the replica serves (the follower guard). */
@@ -75,6 +78,8 @@ export interface Replica extends RunnableService {
   readonly healthPort: number;
   /** `advertiseHost:grpcPort`: where other components dial this replica. */
   readonly address: string;
+  /** This replica's own metrics (elector, gRPC server); `/metrics` serves them with the process's duty counters. */
+  readonly metrics: Registry;
 }
 
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
@@ -102,14 +107,18 @@ const within = (ms: number, work: Promise<unknown>) =>
 /**
  * One HA component replica (spec: States and transitions, Health endpoints, Errors): the elector of
  * `election.backend`, the health server, the business services behind the follower guard (UNAVAILABLE on a
- * follower, never forwarded), grpc.health.v1, the leader label, and the serving work. A leader that cannot renew
- * ends `done` with `RUNTIME_LEADERSHIP_LOST` (main exits 1; the platform restarts it and it rejoins as follower).
+ * follower, never forwarded), grpc.health.v1, the leader label, the serving work, and `/metrics` on the health
+ * port (election, gRPC calls by method and code, the duty counters of `@svc/component-runtime/metrics`). A leader
+ * that cannot renew ends `done` with `RUNTIME_LEADERSHIP_LOST` (main exits 1; the platform restarts it and it
+ * rejoins as follower).
  * `stop()` ends the serving work and releases the Lease first (a follower takes over at once), then drains gRPC.
  */
 export async function startReplica(options: StartReplicaOptions): Promise<Replica> {
   const { config, logger, profile } = options;
   const stopStepMs = options.stopStepMs ?? 5_000;
   const kubeconfig = config.backend === "k8s-lease" ? loadKubeConfig(config.kubeconfigPath) : undefined;
+  // One registry per replica (two replicas in one process do not collide); `/metrics` adds the duty counters.
+  const metrics = new Registry();
   const elector = createElector({
     backend: config.backend,
     component: profile.name,
@@ -118,6 +127,7 @@ export async function startReplica(options: StartReplicaOptions): Promise<Replic
     lockName: config.lockName,
     kube: kubeconfig ? { kubeconfig, namespace: config.namespace } : undefined,
     postgres: config.pgUrl ? { url: config.pgUrl, table: config.pgTable } : undefined,
+    registry: metrics,
     onAttemptError: (error) => logger.warn({ err: messageOf(error) }, "election attempt failed"),
   });
   const health = new HealthState(profile.name, config.pod, config.backend === "" ? "active" : "follower");
@@ -175,7 +185,8 @@ export async function startReplica(options: StartReplicaOptions): Promise<Replic
     }
   });
 
-  const grpc = new Server({ interceptors: options.grpcInterceptors ?? [] });
+  // The metrics interceptor first: the innermost, it counts the status actually sent.
+  const grpc = new Server({ interceptors: [grpcServerMetrics(metrics), ...(options.grpcInterceptors ?? [])] });
   for (const service of options.services) {
     grpc.addService(service.definition, guardService(elector, service.definition, service.implementation));
   }
@@ -197,6 +208,10 @@ export async function startReplica(options: StartReplicaOptions): Promise<Replic
       port: config.healthPort,
       hostname: config.host,
       diagnostics: options.diagnostics,
+      metrics: {
+        contentType: metrics.contentType,
+        metrics: () => Registry.merge([metrics, dutyRegistry]).metrics(),
+      },
     });
   } catch (error) {
     grpc.forceShutdown();
@@ -238,6 +253,7 @@ export async function startReplica(options: StartReplicaOptions): Promise<Replic
     grpcPort,
     healthPort: healthServer.port,
     address,
+    metrics,
     stop,
     done,
   };

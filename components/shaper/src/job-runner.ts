@@ -1,7 +1,15 @@
 import { status } from "@grpc/grpc-js";
 import { grpcRefusal, type TermFence, tableOf } from "@svc/component-runtime";
+import { dutyCounter } from "@svc/component-runtime/metrics";
 import type { SQL, TransactionSQL } from "bun";
 import type { KeyRing } from "./key-ring.ts";
+
+const jobsFinished = dutyCounter(
+  "svc_shaper_jobs_finished_total",
+  "Jobs answered with their result: outcome ran (recorded now) or replayed (already recorded, answered again)",
+  ["outcome"],
+);
+for (const outcome of ["ran", "replayed"]) jobsFinished.inc({ outcome }, 0);
 
 export interface JobOutcome {
   result: string;
@@ -29,6 +37,18 @@ export class JobRunner {
   }
 
   async run(
+    taskId: string,
+    indexName: string,
+    input: string,
+    pod: string,
+    term: number | undefined,
+  ): Promise<JobOutcome> {
+    const outcome = await this.runOnce(taskId, indexName, input, pod, term);
+    jobsFinished.inc({ outcome: outcome.ran ? "ran" : "replayed" });
+    return outcome;
+  }
+
+  private async runOnce(
     taskId: string,
     indexName: string,
     input: string,

@@ -1,3 +1,10 @@
+import { dutyCounter } from "@svc/component-runtime/metrics";
+
+const keysLoaded = dutyCounter(
+  "svc_shaper_keys_loaded_total",
+  "Index keys received through LoadKeys (each load replaces the held keys; a new leader is given every key again)",
+);
+
 export interface HeldKey {
   keyId: string;
   material: string;
@@ -11,6 +18,7 @@ export class KeyRing {
 
   replace(keys: readonly { indexName: string; keyId: string; material: string }[]): number {
     this.keys = new Map(keys.map((k) => [k.indexName, { keyId: k.keyId, material: k.material }]));
+    keysLoaded.inc(this.keys.size);
     return this.keys.size;
   }
 

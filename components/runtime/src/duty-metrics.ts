@@ -1,0 +1,22 @@
+import { Counter, Registry } from "prom-client";
+
+/**
+ * The counters of the leader-only duties (and endpoint's routes), one registry per process: the duties are built
+ * by each component's wiring before `startReplica` runs, so the counters are module-level, made where the duty
+ * acts, and `startReplica` serves this registry beside its own (elector, gRPC) on the health port's `/metrics`.
+ * Every deployment, test and bench runs one replica per process; two replicas of one component started in one
+ * process would share (and sum) these counters, while their election and gRPC metrics stay apart.
+ */
+export const dutyRegistry = new Registry();
+
+/**
+ * The duty counter `name` of this process, made on first use (a second call, from a module loaded twice or a
+ * test, answers the same counter instead of failing on a duplicate name). Counters without labels show 0 at once.
+ */
+export function dutyCounter<L extends string = never>(name: string, help: string, labelNames: readonly L[] = []) {
+  const existing = dutyRegistry.getSingleMetric(name);
+  if (existing) return existing as Counter<L>;
+  return new Counter<L>({ name, help, labelNames, registers: [dutyRegistry] });
+}
+
+export { statusName } from "./grpc-metrics.ts";
