@@ -1,5 +1,6 @@
 import { status } from "@grpc/grpc-js";
 import { grpcRefusal } from "@svc/component-runtime";
+import { dutyCounter } from "@svc/component-runtime/metrics";
 import { withRequestTimeout } from "@svc/election";
 import type { ReplicaAddress } from "./config.ts";
 import type { Discover } from "./discovery.ts";
@@ -17,6 +18,12 @@ export interface ObservedComponent {
   candidates: number;
   error: string | undefined;
 }
+
+const routeChanges = dutyCounter(
+  "svc_endpoint_route_changes_total",
+  "Times a probe found a component served by another leader (pod or term) than the one last seen serving",
+  ["component"],
+);
 
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
@@ -106,9 +113,18 @@ export class ComponentRoute {
     const ready = answers.filter((a) => a !== undefined);
     const chosen = ready.find((a) => a.candidate.grpc === this.serving?.grpc) ?? ready[0];
     this.serving = chosen?.candidate;
+    const leader = chosen ? String(chosen.whoami.pod ?? "") : this.observed.leader;
+    const term = chosen ? (chosen.whoami.term as number | undefined) : this.observed.term;
+    if (
+      chosen &&
+      this.observed.lastSeen !== undefined &&
+      (leader !== this.observed.leader || term !== this.observed.term)
+    ) {
+      routeChanges.inc({ component: this.component });
+    }
     this.observed = {
-      leader: chosen ? String(chosen.whoami.pod ?? "") : this.observed.leader,
-      term: chosen ? (chosen.whoami.term as number | undefined) : this.observed.term,
+      leader,
+      term,
       role: chosen ? String(chosen.whoami.role ?? "") : undefined,
       address: chosen?.candidate.grpc,
       lastSeen: chosen ? new Date().toISOString() : this.observed.lastSeen,

@@ -1,5 +1,12 @@
 import { type Client, type ServiceError, status } from "@grpc/grpc-js";
+import { dutyCounter, statusName } from "@svc/component-runtime/metrics";
 import { type ComponentRoute, noLeader } from "./component-route.ts";
+
+const routedCalls = dutyCounter(
+  "svc_endpoint_routed_calls_total",
+  "Calls endpoint made to a component's serving replica, by component and status code (UNAVAILABLE also when none served)",
+  ["component", "code"],
+);
 
 /** One gRPC client per address of a component, made on first use. */
 export class ClientPool<C extends Client> {
@@ -33,11 +40,18 @@ export async function routeCall<C extends Client, R>(
   run: (client: C) => Promise<R>,
 ): Promise<R> {
   const target = route.current();
-  if (!target) throw noLeader(route.component);
+  if (!target) {
+    routedCalls.inc({ component: route.component, code: statusName(status.UNAVAILABLE) });
+    throw noLeader(route.component);
+  }
   try {
-    return await run(pool.get(target.grpc));
+    const answer = await run(pool.get(target.grpc));
+    routedCalls.inc({ component: route.component, code: statusName(status.OK) });
+    return answer;
   } catch (error) {
-    if ((error as ServiceError).code === status.UNAVAILABLE) route.markFailed(target.grpc);
+    const code = (error as ServiceError).code;
+    routedCalls.inc({ component: route.component, code: typeof code === "number" ? statusName(code) : "UNKNOWN" });
+    if (code === status.UNAVAILABLE) route.markFailed(target.grpc);
     throw error;
   }
 }

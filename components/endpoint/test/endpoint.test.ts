@@ -96,7 +96,13 @@ test("/admin/services needs the security role and /admin/indexes the ops role; t
 test("kill -9 of the backend leader under a stream of calls: UNAVAILABLE only inside the failover window, no job lost; readiness follows backend", async () => {
   const leader = await leaderAmong(backends);
   const follower = backends.find((b) => b !== leader) as ReplicaProcess;
-  const api = h.client(endpoints[1] as ReplicaProcess);
+  const endpoint = endpoints[1] as ReplicaProcess;
+  const api = h.client(endpoint);
+  // endpoint's /metrics before the stream: the routed calls and route changes it counts (this test's calls are
+  // the only ones through this endpoint meanwhile, so the differences are exact).
+  const routed = (code: string) => endpoint.metric("svc_endpoint_routed_calls_total", { component: "backend", code });
+  const changes = () => endpoint.metric("svc_endpoint_route_changes_total", { component: "backend" });
+  const before = { ok: await routed("OK"), unavailable: await routed("UNAVAILABLE"), changes: await changes() };
   const calls: { at: number; code: number | undefined; taskId?: string }[] = [];
   let running = true;
   let n = 0;
@@ -161,6 +167,17 @@ test("kill -9 of the backend leader under a stream of calls: UNAVAILABLE only in
     Record<string, unknown>
   >;
   expect(deps.backend?.leader).toBe(follower.pod);
+  expect((await routed("OK")) - before.ok).toBe(calls.filter((c) => c.code === undefined).length);
+  expect((await routed("UNAVAILABLE")) - before.unavailable).toBe(failures.length);
+  expect((await changes()) - before.changes).toBeGreaterThanOrEqual(1);
+  const submitJob = "/svc.endpoint.v1.EndpointService/SubmitJob";
+  expect(await endpoint.metric("svc_grpc_server_calls_total", { method: submitJob, code: "UNAVAILABLE" })).toBe(
+    failures.length,
+  );
+  // The new backend leader counts itself leader and the calls it answered.
+  expect(await follower.metric("svc_election_is_leader")).toBe(1);
+  const backendSubmitJob = { method: "/svc.backend.v1.BackendService/SubmitJob", code: "OK" };
+  expect(await follower.metric("svc_grpc_server_calls_total", backendSubmitJob)).toBeGreaterThanOrEqual(3);
 
   // With no backend at all, endpoint is not ready (and still alive, pod-ready); it is ready again once one leads.
   follower.signal("SIGKILL");
