@@ -57,6 +57,15 @@ test("one leader; the follower refuses AddCompute with UNAVAILABLE; a silent nod
   const removed = await api.removeCompute("node-1");
   expect(removed).toEqual({ removed: true, releasedShards: first.assignedShards });
   expect(Object.values(await h.placement())).toEqual(["node-3", "node-3", "node-3", "node-3"]);
+  // /metrics: supervision counted the lost node; reconciliation the shards it placed (2 + 2), moved from the lost
+  // node-2 (2) and from the removed node-1 (2); the follower counted the AddCompute it refused.
+  expect(await leader.metric("svc_orchestrator_nodes_lost_total")).toBe(1);
+  expect(await leader.metric("svc_orchestrator_shards_assigned_total")).toBe(8);
+  expect(await follower.metric("svc_orchestrator_nodes_lost_total")).toBe(0);
+  const addCompute = "/svc.orchestrator.v1.OrchestratorService/AddCompute";
+  expect(await follower.metric("svc_grpc_server_calls_total", { method: addCompute, code: "UNAVAILABLE" })).toBe(1);
+  expect(await leader.metric("svc_election_is_leader")).toBe(1);
+  expect(await follower.metric("svc_election_is_leader")).toBe(0);
 });
 
 test("kill -9 of the leader: the follower takes office with a newer term, keeps the placement, loses no node", async () => {
