@@ -27,6 +27,7 @@ import { SQL } from "bun";
 import { pino } from "pino";
 import { parseAuditApiConfig, startAuditApi } from "../index.ts";
 import { measureFreshness } from "./freshness-section.ts";
+import { apiBackendsCpu } from "./pg-cpu.ts";
 import { quantile } from "./quantile.ts";
 
 const { values: args } = parseArgs({
@@ -246,6 +247,7 @@ try {
       return `${per(used.user + used.system)} ms (sys ${per(used.system)})`;
     };
     let calls = 0;
+    const listPg = await apiBackendsCpu(sql);
     section("list calls/s");
     const listCpu = process.cpuUsage();
     const until = performance.now() + SECONDS * 1000;
@@ -263,9 +265,12 @@ try {
       `${(calls / SECONDS).toFixed(0)} /s`,
       `process CPU ${cpuPer(listCpu, calls, 2)} per call`,
     ]);
+    const pgPerCall = (await apiBackendsCpu(sql, listPg.at)).ms / calls;
+    results.push(["  … PostgreSQL CPU per list call (the API's backends)", `${pgPerCall.toFixed(2)} ms`, ""]);
 
     // Three exports of the same range (the machine is shared: the best and all three are printed).
     const exportRuns: { bytes: number; seconds: number }[] = [];
+    const exportPg = await apiBackendsCpu(sql);
     section("export");
     const exportCpu = process.cpuUsage();
     for (let run = 0; run < 3; run++) {
@@ -289,6 +294,8 @@ try {
     ]);
     const exportedMiB = exportRuns.reduce((sum, r) => sum + r.bytes, 0) / 1048576;
     results.push(["  … process CPU per MiB exported", cpuPer(exportCpu, exportedMiB, 1), ""]);
+    const pgPerMiB = (await apiBackendsCpu(sql, exportPg.at)).ms / exportedMiB;
+    results.push(["  … PostgreSQL CPU per MiB exported", `${pgPerMiB.toFixed(1)} ms`, ""]);
 
     const apiCount = await timed(20, () =>
       list(tenant, {

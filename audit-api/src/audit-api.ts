@@ -36,7 +36,12 @@ export async function startAuditApi(config: AuditApiConfig, options: { logger: L
   const { logger } = options;
   const auth = createAuthCore({ config: config.auth, logger });
   await auth.start();
-  const sql = new SQL({ url: config.pgUrl, max: config.pgPool });
+  // Named in pg_stat_activity (the bench finds the API's backends by it to read their CPU).
+  const sql = new SQL({
+    url: config.pgUrl,
+    max: config.pgPool,
+    connection: { application_name: `svc-audit-api:${process.pid}` },
+  });
   const s3 = new S3Client({
     endpoint: config.s3.endpoint,
     region: config.s3.region,

@@ -1,0 +1,33 @@
+import { readFileSync } from "node:fs";
+import type { SQL } from "bun";
+
+/** Clock ticks per second of /proc/<pid>/stat (USER_HZ: 100 on Linux). */
+const TICKS_PER_S = 100;
+
+/**
+ * CPU time of the PostgreSQL backends serving this process's audit API (`application_name` `svc-audit-api:<pid>`,
+ * audit-api.ts): read from `/proc/<backend pid>/stat` (the server runs on this machine), in ms. `since` subtracts
+ * an earlier reading per backend; a backend opened since counts from its start.
+ */
+export async function apiBackendsCpu(
+  sql: SQL,
+  since?: Map<number, number>,
+): Promise<{ ms: number; at: Map<number, number> }> {
+  const rows = (await sql.unsafe("SELECT pid FROM pg_stat_activity WHERE application_name = $1", [
+    `svc-audit-api:${process.pid}`,
+  ])) as { pid: number }[];
+  const at = new Map<number, number>();
+  let ms = 0;
+  for (const { pid } of rows) {
+    let fields: string[];
+    try {
+      fields = (readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1] ?? "").split(" ");
+    } catch {
+      continue; // ended meanwhile, or not on this machine
+    }
+    const used = ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_S;
+    at.set(pid, used);
+    ms += used - (since?.get(pid) ?? 0);
+  }
+  return { ms, at };
+}
