@@ -16,6 +16,7 @@ import { IndexReader } from "./index-reader.ts";
 import { KafkaTail } from "./kafka-tail.ts";
 import { PageTokens } from "./page-token.ts";
 import { restApp } from "./rest-app.ts";
+import { RollupSums } from "./rollup-sums.ts";
 import type { TailStore } from "./tail-store.ts";
 import { VersionReader } from "./version-reader.ts";
 
@@ -58,7 +59,7 @@ export async function startAuditApi(config: AuditApiConfig, options: { logger: L
   const tail = config.tail ? KafkaTail.start(sql, config.schema, config.tail, logger) : undefined;
   const objects = new VersionReader(s3);
   const queries = new AuditQueries(
-    new IndexReader(sql, config.schema),
+    new IndexReader(sql, config.schema, new RollupSums()),
     objects,
     new PageTokens(config.pageTokenKey),
     config.limits,

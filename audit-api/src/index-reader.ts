@@ -4,6 +4,7 @@ import { ExpiringLru } from "./expiring-lru.ts";
 import { microsTime } from "./micro-time.ts";
 import type { PagePosition } from "./page-token.ts";
 import type { AuditQuery } from "./query-request.ts";
+import type { RollupSum, RollupSums } from "./rollup-sums.ts";
 
 /** Where one indexed event's line lies: an object version and a byte range of its uncompressed JSONL. */
 export interface EventLocation {
@@ -72,6 +73,13 @@ interface PageRow {
   byte_length: number;
 }
 
+/** A count's row (`IndexReader.countParts`): numbers as text. */
+interface CountRow {
+  edges: string;
+  rolled: string | null;
+  fp: string | null;
+}
+
 /** `objects` rows kept by id (immutable: kept until pushed out by newer ones). */
 const OBJECTS_KEPT = 10_000;
 const OBJECT_TTL_MS = 24 * 3_600_000;
@@ -132,10 +140,13 @@ export class IndexReader {
   private readonly counts: string;
   private readonly countsHour: string;
   private readonly objects: string;
+  private readonly marks: string;
 
   constructor(
     private readonly sql: SQL,
     private readonly schema: string,
+    /** Rollup sums kept under the index's fingerprint (none: every count sums the rollups). */
+    private readonly rollupSums?: RollupSums,
     /** Shared by the transaction-bound readers of `consistent`. */
     private readonly objectRows = new ExpiringLru<StoredObject>(OBJECTS_KEPT, OBJECT_TTL_MS),
   ) {
@@ -148,6 +159,7 @@ export class IndexReader {
     this.counts = `"${schema}".counts`;
     this.countsHour = `"${schema}".counts_hour`;
     this.objects = `"${schema}".objects`;
+    this.marks = `"${schema}".marks`;
   }
 
   private filters(statement: Statement, query: AuditQuery, alias: string, withResource: boolean): string {
@@ -171,7 +183,7 @@ export class IndexReader {
       return await this.sql.begin(async (tx) => {
         await tx.unsafe("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY");
         try {
-          return await work(new IndexReader(tx as unknown as SQL, this.schema, this.objectRows));
+          return await work(new IndexReader(tx as unknown as SQL, this.schema, this.rollupSums, this.objectRows));
         } catch (error) {
           failed = error;
           throw error;
@@ -184,10 +196,17 @@ export class IndexReader {
   }
 
   /**
-   * The exact number of the tenant's events matching `query` as one SQL expression of `s` (each event id counts
-   * once): `counts_hour` over whole hours, `counts` over the whole minutes at the ends, `count(*)` of the partial ones.
+   * The exact number of the tenant's events matching `query` as SQL of `s` (each event id counts once):
+   * `counts_hour` over whole hours, `counts` over the whole minutes at the ends, `count(*)` of the partial ones.
+   * `from` is a one-row subquery with the columns `edges` (the partial minutes' count), `rolled` (the rollups' sum,
+   * NULL when the kept sum is still exact) and `fp` (the index's fingerprint, when sums are kept); `total` reads
+   * the answer from that row and keeps a newly read sum.
    */
-  private countExpression(s: Statement, tenantId: string, query: AuditQuery): string {
+  private countParts(
+    s: Statement,
+    tenantId: string,
+    query: AuditQuery,
+  ): { from: string; total: (row: CountRow) => number } {
     const tenant = s.param(tenantId);
     const rangeCount = (from: string, to: string) =>
       `(SELECT count(*) FROM ${this.events} WHERE tenant_id = ${tenant} AND time >= ${s.param(from)}::timestamptz` +
@@ -198,31 +217,62 @@ export class IndexReader {
       `${this.filters(s, query, "", false)})`;
     const minutes = wholeMinutes(query.start, query.end);
     const hours = wholeHours(minutes.from, minutes.to);
-    const parts: string[] = [];
+    const edges: string[] = [];
+    const rollups: string[] = [];
     if (query.resourcePrefix !== undefined || minutes.from >= minutes.to) {
-      parts.push(rangeCount(query.start, query.end));
+      edges.push(rangeCount(query.start, query.end));
     } else {
-      parts.push(rangeCount(query.start, minutes.from), rangeCount(minutes.to, query.end));
+      edges.push(rangeCount(query.start, minutes.from), rangeCount(minutes.to, query.end));
       if (hours.from >= hours.to) {
-        parts.push(rolled(this.counts, "minute", minutes.from, minutes.to));
+        rollups.push(rolled(this.counts, "minute", minutes.from, minutes.to));
       } else {
-        parts.push(
+        rollups.push(
           rolled(this.countsHour, "hour", hours.from, hours.to),
           rolled(this.counts, "minute", minutes.from, hours.from),
           rolled(this.counts, "minute", hours.to, minutes.to),
         );
       }
     }
-    return `(${parts.join(" + ")})`;
+    const edgeSum = `(${edges.join(" + ")})::text AS edges`;
+    const rollupSum = rollups.length === 0 ? "NULL::numeric" : `(${rollups.join(" + ")})`;
+    const key =
+      rollups.length === 0 || this.rollupSums === undefined
+        ? undefined
+        : JSON.stringify([tenantId, query.principalId, query.action, query.result, minutes, hours]);
+    if (key === undefined) {
+      return {
+        from: `(SELECT ${edgeSum}, ${rollupSum}::text AS rolled, NULL::text AS fp)`,
+        total: (row) => Number(row.edges) + Number(row.rolled ?? 0),
+      };
+    }
+    const sums = this.rollupSums as RollupSums;
+    const kept = sums.get(key);
+    // `fp` is read in the statement's own snapshot; the rollups run only when it differs from the kept sum's (their
+    // subqueries are init plans, evaluated when the CASE needs them).
+    const fingerprint =
+      `(SELECT coalesce(max(object_id), 0) FROM ${this.objects})::text || '/' ||` +
+      ` coalesce((SELECT string_agg(topic || ':' || partition || ':' || indexed_through, ',' ORDER BY topic, partition)` +
+      ` FROM ${this.marks}), '')`;
+    return {
+      from:
+        `(SELECT ${edgeSum}, CASE WHEN f.fp = ${s.param(kept?.fingerprint ?? "")} THEN NULL ELSE ${rollupSum} END::text` +
+        ` AS rolled, f.fp FROM (SELECT ${fingerprint} AS fp OFFSET 0) f)`,
+      total: (row) => {
+        if (row.rolled === null) return Number(row.edges) + (kept as RollupSum).n;
+        const n = Number(row.rolled);
+        sums.set(key, { fingerprint: row.fp as string, n });
+        return Number(row.edges) + n;
+      },
+    };
   }
 
   /** Exact number of the tenant's events matching `query`; each event id counts once. */
   async count(tenantId: string, query: AuditQuery): Promise<number> {
     const s = new Statement();
-    const text = `SELECT ${this.countExpression(s, tenantId, query)}::text AS n`;
+    const parts = this.countParts(s, tenantId, query);
     try {
-      const rows = (await this.sql.unsafe(text, s.params)) as { n: string }[];
-      return Number(rows[0]?.n ?? 0);
+      const rows = (await this.sql.unsafe(`SELECT * FROM ${parts.from} c`, s.params)) as CountRow[];
+      return parts.total(rows[0] as CountRow);
     } catch (error) {
       throw indexFailed("count", error);
     }
@@ -290,17 +340,17 @@ export class IndexReader {
     limit: number,
   ): Promise<{ total: number; rows: EventLocation[] }> {
     const s = new Statement();
-    const count = this.countExpression(s, tenantId, query);
+    const count = this.countParts(s, tenantId, query);
     const text =
-      `SELECT c.n, p.* FROM (SELECT ${count}::text AS n) c` +
+      `SELECT c.edges, c.rolled, c.fp, p.* FROM ${count.from} c` +
       ` LEFT JOIN LATERAL (${this.pageText(s, tenantId, query, after, limit)}) p ON true ORDER BY p.us, p.t, p.id`;
-    let rows: (PageRow & { n: string })[];
+    let rows: (PageRow & CountRow)[];
     try {
       rows = (await this.sql.unsafe(text, s.params)) as typeof rows;
     } catch (error) {
       throw indexFailed("page", error);
     }
-    const total = Number(rows[0]?.n ?? 0);
+    const total = count.total(rows[0] as CountRow);
     return { total, rows: await this.locations(rows[0]?.id === null ? [] : rows) };
   }
 

@@ -4,6 +4,7 @@ import { stackEnv } from "@svc/testkit";
 import { SQL } from "bun";
 import { IndexReader, wholeHours, wholeMinutes } from "../src/index-reader.ts";
 import type { AuditQuery } from "../src/query-request.ts";
+import { RollupSums } from "../src/rollup-sums.ts";
 import { sealBatch, storageNames, type TestRecord } from "./support/stored-data.ts";
 
 const sql = new SQL({ url: stackEnv().postgresUrl, max: 2 });
@@ -190,6 +191,55 @@ describe("IndexReader.count", () => {
     } finally {
       await sql.unsafe(`DELETE FROM "${schema}".counts_hour WHERE principal_id = 'marker'`);
     }
+  });
+});
+
+describe("IndexReader.count with kept rollup sums", () => {
+  test("equals count(*) on every call, the first (summing) and the next (kept)", async () => {
+    const kept = new IndexReader(sql, schema, new RollupSums());
+    const next = random(4242);
+    let compared = 0;
+    for (let i = 0; i < 12; i++) {
+      const a = Math.floor(next() * SPAN_MS * 1000);
+      const query = { start: at(a), end: at(a + Math.floor(next() * (SPAN_MS * 1000 - a))) };
+      for (const filter of FILTERS) {
+        const expected = await plainCount(TENANT, { ...query, ...filter });
+        for (let call = 0; call < 2; call++) {
+          expect(await kept.count(TENANT, { ...query, ...filter })).toBe(expected);
+          const { total } = await kept.countAndPage(TENANT, { ...query, ...filter }, undefined, 1);
+          expect(total).toBe(expected);
+          compared++;
+        }
+      }
+      // Another tenant's range with the same minutes: its own sum, not TENANT's.
+      expect(await kept.count(OTHER, query)).toBe(await plainCount(OTHER, query));
+    }
+    expect(compared).toBe(12 * FILTERS.length * 2);
+  });
+
+  test("a newly indexed batch counts at once: its transaction changes the fingerprint the kept sum was read under", async () => {
+    const kept = new IndexReader(sql, schema, new RollupSums());
+    const tenant = "tenant-kept";
+    const query = { start: "2026-11-23T08:40:30Z", end: "2026-11-23T11:19:30Z" };
+    const filtered = { ...query, principalId: "p-new" };
+    // Inside whole hours and minutes of the range: only the rollups (the kept part) see these, not the edges.
+    const inRange = (id: string, time: string, principal: string) => ({
+      ...record(id, tenant, time, 1),
+      principal_id: principal,
+    });
+    const first = ["08:50", "09:51", "10:52", "08:53", "11:04"].map((hm, n) =>
+      inRange(`kept-${n}`, `2026-11-23T${hm}:00.5Z`, "p0"),
+    );
+    await writeBatchIndex(sql, schema, sealBatch(topic, 1, 0n, first), object("v-kept-1"));
+    expect(await kept.count(tenant, query)).toBe(5);
+    expect(await kept.count(tenant, query)).toBe(5); // from the kept sum
+    expect(await kept.count(tenant, filtered)).toBe(0);
+    const added = [0, 1, 2].map((n) => inRange(`new-${n}`, `2026-11-23T09:3${n}:00.5Z`, "p-new"));
+    await writeBatchIndex(sql, schema, sealBatch(topic, 1, 5n, added), object("v-kept-2"));
+    expect(await kept.count(tenant, query)).toBe(8);
+    expect((await kept.countAndPage(tenant, filtered, undefined, 10)).total).toBe(3);
+    expect(await kept.count(tenant, filtered)).toBe(3);
+    expect(await plainCount(tenant, query)).toBe(8);
   });
 });
 
