@@ -22,8 +22,8 @@ function parseSamples(text: string): Sample[] {
 }
 
 /**
- * The sum of the samples named `name` (exactly) whose labels include `labels`, from a `/metrics` text; undefined
- * when there is none. For tests and benches reading a replica's metrics.
+ * The sum of the samples named `name` (exactly) whose labels include `labels` (values as written, escapes kept),
+ * from a `/metrics` text; undefined when there is none. For tests and benches reading a replica's metrics.
  */
 export function metricValue(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
   const matching = parseSamples(text).filter(
