@@ -1,6 +1,6 @@
 import { status } from "@grpc/grpc-js";
 import { grpcRefusal } from "@svc/component-runtime";
-import { dutyCounter } from "@svc/component-runtime/metrics";
+import { dutyCounter, dutyGauge } from "@svc/component-runtime/metrics";
 import { withRequestTimeout } from "@svc/election";
 import type { ReplicaAddress } from "./config.ts";
 import type { Discover } from "./discovery.ts";
@@ -22,6 +22,11 @@ export interface ObservedComponent {
 const routeChanges = dutyCounter(
   "svc_endpoint_route_changes_total",
   "Times a probe found a component served by another leader (pod or term) than the one last seen serving",
+  ["component"],
+);
+const routeServing = dutyGauge(
+  "svc_endpoint_route_serving",
+  "1 while endpoint knows a serving replica of the component (its last probe found one, no call failed since), else 0",
   ["component"],
 );
 
@@ -59,7 +64,9 @@ export class ComponentRoute {
     private readonly discover: Discover,
     private readonly probeMs: number,
     private readonly discoveryTimeoutMs = Math.max(2_000, probeMs * 4),
-  ) {}
+  ) {
+    routeServing.set({ component }, 0);
+  }
 
   /** Probes once now, then every `probeMs`. */
   async start(): Promise<void> {
@@ -88,7 +95,7 @@ export class ComponentRoute {
         this.discover(),
       );
     } catch (error) {
-      this.serving = undefined;
+      this.routeTo(undefined);
       this.observed = { ...this.observed, address: undefined, error: `discovery: ${messageOf(error)}` };
       return;
     }
@@ -112,7 +119,7 @@ export class ComponentRoute {
     );
     const ready = answers.filter((a) => a !== undefined);
     const chosen = ready.find((a) => a.candidate.grpc === this.serving?.grpc) ?? ready[0];
-    this.serving = chosen?.candidate;
+    this.routeTo(chosen?.candidate);
     const leader = chosen ? String(chosen.whoami.pod ?? "") : this.observed.leader;
     const term = chosen ? (chosen.whoami.term as number | undefined) : this.observed.term;
     if (
@@ -133,6 +140,11 @@ export class ComponentRoute {
     };
   }
 
+  private routeTo(target: ReplicaAddress | undefined): void {
+    this.serving = target;
+    routeServing.set({ component: this.component }, target ? 1 : 0);
+  }
+
   /** The replica to call now, if one serves. */
   current(): ReplicaAddress | undefined {
     return this.serving;
@@ -140,7 +152,7 @@ export class ComponentRoute {
 
   /** A call to `grpcAddress` ended UNAVAILABLE: stop using it until a probe says otherwise. */
   markFailed(grpcAddress: string): void {
-    if (this.serving?.grpc === grpcAddress) this.serving = undefined;
+    if (this.serving?.grpc === grpcAddress) this.routeTo(undefined);
     void this.probeNow();
   }
 

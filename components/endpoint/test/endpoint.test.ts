@@ -103,6 +103,8 @@ test("kill -9 of the backend leader under a stream of calls: UNAVAILABLE only in
   const routed = (code: string) => endpoint.metric("svc_endpoint_routed_calls_total", { component: "backend", code });
   const changes = () => endpoint.metric("svc_endpoint_route_changes_total", { component: "backend" });
   const before = { ok: await routed("OK"), unavailable: await routed("UNAVAILABLE"), changes: await changes() };
+  const serving = () => endpoint.metric("svc_endpoint_route_serving", { component: "backend" });
+  expect(await serving()).toBe(1);
   const calls: { at: number; code: number | undefined; taskId?: string }[] = [];
   let running = true;
   let n = 0;
@@ -190,5 +192,6 @@ test("kill -9 of the backend leader under a stream of calls: UNAVAILABLE only in
     },
   );
   expect((await (endpoints[1] as ReplicaProcess).health("/health/pod-ready")).status).toBe(200);
+  expect(await serving()).toBe(0);
   expect(codeOf(await rejectionOf(api.getTask(appToken, accepted[0] as string), Error))).toBe(status.UNAVAILABLE);
 });

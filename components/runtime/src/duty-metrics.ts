@@ -1,4 +1,4 @@
-import { Counter, Registry } from "prom-client";
+import { Counter, Gauge, Registry } from "prom-client";
 
 /**
  * The counters of the leader-only duties (and endpoint's routes), one registry per process: the duties are built
@@ -17,6 +17,13 @@ export function dutyCounter<L extends string = never>(name: string, help: string
   const existing = dutyRegistry.getSingleMetric(name);
   if (existing) return existing as Counter<L>;
   return new Counter<L>({ name, help, labelNames, registers: [dutyRegistry] });
+}
+
+/** The duty gauge `name` of this process, made on first use (as `dutyCounter`). */
+export function dutyGauge<L extends string = never>(name: string, help: string, labelNames: readonly L[] = []) {
+  const existing = dutyRegistry.getSingleMetric(name);
+  if (existing) return existing as Gauge<L>;
+  return new Gauge<L>({ name, help, labelNames, registers: [dutyRegistry] });
 }
 
 export { statusName } from "./grpc-metrics.ts";
