@@ -1,0 +1,345 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import type { V1Container, V1PodSpec, V1Probe, V1Role, V1RoleBinding } from "@kubernetes/client-node";
+import { parseAuthConfig, parseServiceCredentials } from "@svc/auth";
+import { BACKEND } from "@svc/backend";
+import { serveMetrics } from "@svc/common";
+import { HA_COMPONENTS } from "@svc/component-runtime";
+import { COMPUTE } from "@svc/compute";
+import { type ComponentProfile, leaderLabelOf } from "@svc/election";
+import { ENDPOINT } from "@svc/endpoint";
+import { HealthState, healthRoutes } from "@svc/health";
+import { ORCHESTRATOR } from "@svc/orchestrator";
+import { SHAPER, SHAPER_TERMINATION_GRACE_SECONDS } from "@svc/shaper";
+import { tempDir } from "@svc/testkit";
+import { CHART_DIR, KUBE_VERSION, runHelm, setArgs, templateChart } from "../index.ts";
+import {
+  container,
+  containersOf,
+  find,
+  type Manifest,
+  mountedSecretItem,
+  type PodFacts,
+  parseManifests,
+  podSpec,
+  probePort,
+  processEnv,
+  serviceOf,
+  workload,
+} from "./support/manifests.ts";
+import { knownNames, SERVICES } from "./support/services.ts";
+
+// A render needs the two required values; everything else is the chart's defaults.
+const REQUIRED = { "idp.issuer": "https://idp.example.com/realms/svc", "kafka.brokers": "kafka-0.kafka:9092" };
+const PROFILES: Record<string, ComponentProfile> = {
+  orchestrator: ORCHESTRATOR,
+  backend: BACKEND,
+  compute: COMPUTE,
+  shaper: SHAPER,
+};
+const RELEASE = "svc";
+const manifests = parseManifests(await templateChart({ release: RELEASE, namespace: "svc-prod", set: REQUIRED }));
+const name = (component: string) => `${RELEASE}-${component}`;
+
+/** Every workload of the render with its Pod spec. */
+const workloads = manifests.filter((m) => m.kind === "Deployment" || m.kind === "StatefulSet");
+
+/** Secret values for the parsers: long enough for every minimum (page token key 32, passphrase 12). */
+const secretValue = (secret: string, key: string) =>
+  key.includes("url")
+    ? `postgres://svc:pw@postgres.${secret}:5432/svc`
+    : `${secret}-${key}-0123456789abcdef0123456789abcdef`;
+
+const files = await tempDir("helm-env");
+afterAll(() => files.remove());
+
+/**
+ * A container's env as its process gets it, with each `*_FILE` that a Secret volume provides written to a temp
+ * file (the mount's contents), so the service's own parser reads it as in the Pod.
+ */
+async function envOf(spec: V1PodSpec, c: V1Container, pod: string): Promise<Record<string, string>> {
+  const facts: PodFacts = { pod, podIp: "10.2.3.4", namespace: "svc-prod", secret: secretValue };
+  const env = processEnv(c, facts);
+  for (const [variable, path] of Object.entries(env)) {
+    if (!variable.endsWith("_FILE") || !path.startsWith("/etc/")) continue;
+    const item = mountedSecretItem(spec, c, path);
+    if (!item) throw new Error(`${c.name}: ${variable}=${path} is on no Secret mount`);
+    const local = join(files.path, `${pod}-${c.name}-${variable}`);
+    await Bun.write(local, `${secretValue(item.secret, item.key)}\n`);
+    env[variable] = local;
+  }
+  return env;
+}
+
+test("helm lint passes on the chart with the required values", async () => {
+  const run = await runHelm(["lint", "--strict", "--kube-version", KUBE_VERSION, CHART_DIR, ...setArgs(REQUIRED)]);
+  expect(run.stderr + run.stdout).toContain("1 chart(s) linted, 0 chart(s) failed");
+  expect(run.code).toBe(0);
+});
+
+test("the render refuses a missing issuer, missing brokers and a non-cluster election backend, naming the value", async () => {
+  const failed = async (set: Record<string, string>) => {
+    const run = await runHelm(["template", RELEASE, CHART_DIR, "--kube-version", KUBE_VERSION, ...setArgs(set)]);
+    expect(run.code).not.toBe(0);
+    return run.stderr;
+  };
+  expect(await failed({ "kafka.brokers": "k:9092" })).toContain("idp.issuer is required");
+  expect(await failed({ "idp.issuer": REQUIRED["idp.issuer"] })).toContain("kafka.brokers is required");
+  expect(await failed({ ...REQUIRED, "orchestrator.election.backend": "postgres" })).toContain(
+    "orchestrator.election.backend must be k8s-lease",
+  );
+  expect(await failed({ ...REQUIRED, "shaper.election.backend": "single-node" })).toContain(
+    "shaper.election.backend must be k8s-lease or",
+  );
+});
+
+test("the render has every service: the HA components, endpoint, the KMS, both audit writers and the audit API", () => {
+  const services = new Set(workloads.flatMap((w) => containersOf(podSpec(w)).map(serviceOf)));
+  expect([...services].sort()).toEqual(Object.keys(SERVICES).sort());
+  expect(workload(manifests, name("endpoint")).spec?.replicas).toBe(2);
+  for (const component of HA_COMPONENTS) expect(workload(manifests, name(component)).spec?.replicas).toBe(2);
+});
+
+describe("each HA component", () => {
+  for (const component of HA_COMPONENTS) {
+    const profile = PROFILES[component] as ComponentProfile;
+
+    test(`${component}: its Service selects the leader label the elector writes, on its own Pods`, () => {
+      const service = find(manifests, "Service", name(component));
+      const selector = (service.spec as { selector: Record<string, string> }).selector;
+      expect(profile.election?.leaderLabel).toBe(leaderLabelOf(component));
+      expect(selector[leaderLabelOf(component)]).toBe("true");
+      // endpoint's discovery lists `app=<component>`; the Service must select the same Pods the workload makes.
+      expect(selector.app).toBe(component);
+      const podLabels = (
+        workload(manifests, name(component)).spec as { template: { metadata: { labels: Record<string, string> } } }
+      ).template.metadata.labels;
+      for (const [key, value] of Object.entries(selector)) {
+        if (key !== leaderLabelOf(component)) expect(podLabels[key]).toBe(value);
+      }
+    });
+
+    test(`${component}: k8s-lease, the Lease's namespace and the Pod's identity come from the downward API`, () => {
+      const c = container(podSpec(workload(manifests, name(component))), component);
+      const byName = Object.fromEntries((c.env ?? []).map((e) => [e.name, e]));
+      expect(byName.SVC_ELECTION_BACKEND?.value).toBe("k8s-lease");
+      expect(byName.SVC_POD_NAME?.valueFrom?.fieldRef?.fieldPath).toBe("metadata.name");
+      expect(byName.SVC_ELECTION_NAMESPACE?.valueFrom?.fieldRef?.fieldPath).toBe("metadata.namespace");
+      expect(byName.SVC_ADVERTISE_HOST?.valueFrom?.fieldRef?.fieldPath).toBe("status.podIP");
+    });
+
+    test(`${component}: PodDisruptionBudget as the profile says (spec: minAvailable 1, none for the shaper)`, () => {
+      const pdb = manifests.find((m) => m.kind === "PodDisruptionBudget" && m.metadata.name === name(component));
+      if (profile.pdbMinAvailable === undefined) {
+        expect(pdb).toBeUndefined();
+      } else {
+        expect(pdb?.spec?.minAvailable).toBe(profile.pdbMinAvailable);
+      }
+    });
+  }
+});
+
+test("the shaper: grace period 120 s on the Pod and in its own setting; SIGTERM releases the Lease, so no preStop", () => {
+  const spec = podSpec(workload(manifests, name("shaper")));
+  expect(spec.terminationGracePeriodSeconds).toBe(SHAPER_TERMINATION_GRACE_SECONDS);
+  const c = container(spec, "shaper");
+  expect(c.env?.find((e) => e.name === "SVC_SHAPER_TERMINATION_GRACE_SECONDS")?.value).toBe(
+    String(SHAPER_TERMINATION_GRACE_SECONDS),
+  );
+  expect(c.lifecycle?.preStop).toBeUndefined();
+});
+
+test("compute and shaper on k8s-lease are StatefulSets (stable identity); without HA they are Deployments with no leader selector", async () => {
+  expect(workload(manifests, name("compute")).kind).toBe("StatefulSet");
+  expect(workload(manifests, name("shaper")).kind).toBe("StatefulSet");
+  expect(workload(manifests, name("orchestrator")).kind).toBe("Deployment");
+  const noHa = parseManifests(
+    await templateChart({ set: { ...REQUIRED, "compute.election.backend": "", "shaper.election.backend": "" } }),
+  );
+  for (const component of ["compute", "shaper"]) {
+    expect(workload(noHa, name(component)).kind).toBe("Deployment");
+    const selector = (find(noHa, "Service", name(component)).spec as { selector: Record<string, string> }).selector;
+    expect(selector[leaderLabelOf(component)]).toBeUndefined();
+    expect(podSpec(workload(noHa, name(component))).automountServiceAccountToken).toBe(false);
+  }
+  const binding = find(noHa, "RoleBinding", `${RELEASE}-election`) as unknown as V1RoleBinding;
+  expect(binding.subjects?.map((s) => s.name).sort()).toEqual([name("backend"), name("orchestrator")]);
+});
+
+describe("every container's env", () => {
+  for (const w of workloads) {
+    const spec = podSpec(w);
+    for (const c of containersOf(spec)) {
+      const service = serviceOf(c);
+      test(`${w.metadata.name}/${c.name}: every name is one ${service}'s settings read, and they parse`, async () => {
+        const serviceSpec = SERVICES[service];
+        if (!serviceSpec) throw new Error(`no service ${service}`);
+        const known = knownNames(serviceSpec);
+        const env = await envOf(spec, c, `${w.metadata.name}-0`);
+        // the service's own parser accepts them (a bad value throws naming its variable)
+        serviceSpec.parse(env);
+        // The service-to-service credentials are read beside the schemas, by @svc/auth's parseServiceCredentials:
+        // they count as known when it returns exactly the client id and the mounted secret for them.
+        const credentials = Object.keys(env).filter((n) => n.startsWith("SVC_AUTH_CLIENT_"));
+        if (credentials.length > 0) {
+          const parsedCredentials = parseServiceCredentials(env, parseAuthConfig(env));
+          const file = env.SVC_AUTH_CLIENT_SECRET_FILE as string;
+          expect(parsedCredentials).toEqual({
+            clientId: env.SVC_AUTH_CLIENT_ID as string,
+            clientSecret: (await Bun.file(file).text()).trim(),
+          });
+        }
+        const unknown = Object.keys(env).filter((n) => n !== "HOSTNAME" && !known.has(n) && !credentials.includes(n));
+        expect(unknown).toEqual([]);
+      });
+    }
+  }
+});
+
+describe("ports and probes are the services' own", () => {
+  /** Status of `path` on the real health router of the components, for a replica in `role`. */
+  const healthStatus = async (path: string, role: "leader" | "follower" | "active") => {
+    const state = new HealthState("probe", "probe-0", role);
+    state.markInitialized();
+    return (await healthRoutes(state).handle(new Request(`http://health${path}`))).status;
+  };
+  /** Status of `path` on the pipeline's metrics server (agent, queue-consumer), healthy. */
+  const metricsStatus = async (path: string) => {
+    const server = serveMetrics({
+      host: "127.0.0.1",
+      port: 0,
+      registry: { metrics: async () => "", contentType: "text/plain" },
+      health: () => ({ healthy: true, body: {} }),
+      listenError: (_address, cause) => cause as Error,
+    });
+    try {
+      return (await fetch(`${server.url}${path}`)).status;
+    } finally {
+      await server.stop();
+    }
+  };
+
+  for (const w of workloads) {
+    const spec = podSpec(w);
+    for (const c of containersOf(spec)) {
+      const service = serviceOf(c);
+      test(`${w.metadata.name}/${c.name}: each container port is where ${service} listens, each probe hits one and a real route`, async () => {
+        const parsed = (SERVICES[service] as NonNullable<(typeof SERVICES)[string]>).parse(
+          await envOf(spec, c, `${w.metadata.name}-0`),
+        );
+        const declared = Object.fromEntries((c.ports ?? []).map((p) => [p.name, p.containerPort]));
+        expect(declared).toEqual(parsed.ports);
+        const probes = [c.startupProbe, c.livenessProbe, c.readinessProbe].filter((p): p is V1Probe => !!p);
+        expect(probes.length).toBeGreaterThan(0);
+        for (const probe of probes) {
+          expect(Object.values(parsed.ports)).toContain(probePort(c, probe));
+          expect(probe.httpGet?.scheme ?? "HTTP").toBe(parsed.scheme ?? "HTTP");
+          const path = probe.httpGet?.path ?? "";
+          const status = ["agent", "queue-consumer"].includes(service)
+            ? await metricsStatus(path)
+            : await healthStatus(path, "leader");
+          expect({ path, status }).toEqual({ path, status: 200 });
+        }
+      });
+    }
+  }
+
+  test("HA components: the readiness probe admits an initialized follower (spec: /health/pod-ready), liveness too", async () => {
+    for (const component of HA_COMPONENTS) {
+      const c = container(podSpec(workload(manifests, name(component))), component);
+      expect(await healthStatus(c.readinessProbe?.httpGet?.path ?? "", "follower")).toBe(200);
+      expect(await healthStatus(c.livenessProbe?.httpGet?.path ?? "", "follower")).toBe(200);
+    }
+  });
+
+  test("endpoint: the readiness probe is the gated one — 503 while backend does not serve, 200 once it does", async () => {
+    const c = container(podSpec(workload(manifests, name("endpoint"))), "endpoint");
+    const ready = c.readinessProbe?.httpGet?.path ?? "";
+    // endpoint's gate shows a replica as `follower` while no backend serves (startReplica's `gate`).
+    expect(await healthStatus(ready, "follower")).toBe(503);
+    expect(await healthStatus(ready, "active")).toBe(200);
+    expect(await healthStatus(c.livenessProbe?.httpGet?.path ?? "", "follower")).toBe(200);
+    expect(probePort(c, c.readinessProbe as V1Probe)).not.toBe(ENDPOINT.grpcPort as number);
+    const service = find(manifests, "Service", name("endpoint"));
+    expect((service.spec as { ports: { port: number }[] }).ports.map((p) => p.port)).toContain(
+      ENDPOINT.grpcPort as number,
+    );
+  });
+});
+
+test("the audit API's Service: gRPC 50052 and the REST port; endpoint's agent ships the file endpoint writes", () => {
+  const api = find(manifests, "Service", name("audit-api"));
+  const ports = (api.spec as { ports: { name: string; port: number }[] }).ports;
+  expect(ports.find((p) => p.name === "grpc")?.port).toBe(50052);
+  expect(ports.find((p) => p.name === "rest")?.port).toBe(8052);
+  const spec = podSpec(workload(manifests, name("endpoint")));
+  const endpointEnv = Object.fromEntries((container(spec, "endpoint").env ?? []).map((e) => [e.name, e.value]));
+  const agent = container(spec, "audit-agent");
+  const agentEnv = Object.fromEntries((agent.env ?? []).map((e) => [e.name, e.value]));
+  expect(endpointEnv.SVC_AUDIT_LOG_SINK).toBe("file");
+  expect(agentEnv.SVC_AGENT_SOURCE).toBe(endpointEnv.SVC_AUDIT_LOG_FILE);
+  // a native sidecar: started before endpoint, stopped after it
+  expect(agent.restartPolicy).toBe("Always");
+  const mountOf = (c: V1Container) =>
+    c.volumeMounts?.find((m) => (endpointEnv.SVC_AUDIT_LOG_FILE ?? "").startsWith(`${m.mountPath}/`));
+  expect(mountOf(agent)?.name).toBe(mountOf(container(spec, "endpoint"))?.name);
+  expect(spec.volumes?.find((v) => v.name === mountOf(agent)?.name)?.emptyDir).toBeDefined();
+});
+
+describe("RBAC", () => {
+  const role = find(manifests, "Role", `${RELEASE}-election`) as unknown as V1Role;
+  const binding = find(manifests, "RoleBinding", `${RELEASE}-election`) as unknown as V1RoleBinding;
+  const verbsOf = (r: V1Role, group: string, resource: string) =>
+    (r.rules ?? [])
+      .filter((rule) => rule.apiGroups?.includes(group) && rule.resources?.includes(resource))
+      .flatMap((rule) => rule.verbs);
+
+  test("the election Role grants at least ops/k8s/election-rbac.yaml's rules (the ones its test runs the elector under), plus watch", async () => {
+    const file = join(import.meta.dir, "../../k8s/election-rbac.yaml");
+    const [reference] = Bun.YAML.parse(await Bun.file(file).text()) as [V1Role];
+    for (const rule of reference.rules ?? []) {
+      for (const group of rule.apiGroups ?? []) {
+        for (const resource of rule.resources ?? []) {
+          expect(verbsOf(role, group, resource)).toEqual(expect.arrayContaining(rule.verbs));
+        }
+      }
+    }
+    // A follower watches the Lease (K8sLeaseLock.watch); endpoint and operators watch the Pods.
+    expect(verbsOf(role, "coordination.k8s.io", "leases")).toContain("watch");
+    expect(verbsOf(role, "", "pods")).toEqual(expect.arrayContaining(["get", "list", "watch", "patch"]));
+    expect(verbsOf(role, "coordination.k8s.io", "leases")).not.toContain("delete");
+  });
+
+  test("every HA component runs as a ServiceAccount the election RoleBinding binds; endpoint's may list Pods", () => {
+    for (const component of HA_COMPONENTS) {
+      const spec = podSpec(workload(manifests, name(component)));
+      expect(spec.serviceAccountName).toBe(name(component));
+      expect(spec.automountServiceAccountToken).toBe(true);
+      expect(binding.subjects).toContainEqual({ kind: "ServiceAccount", name: name(component), namespace: "svc-prod" });
+      find(manifests, "ServiceAccount", name(component));
+    }
+    const discovery = find(manifests, "Role", `${RELEASE}-discovery`) as unknown as V1Role;
+    expect(verbsOf(discovery, "", "pods")).toContain("list");
+    const discoveryBinding = find(manifests, "RoleBinding", `${RELEASE}-discovery`) as unknown as V1RoleBinding;
+    expect(discoveryBinding.subjects?.map((s) => s.name)).toEqual([
+      podSpec(workload(manifests, name("endpoint"))).serviceAccountName as string,
+    ]);
+  });
+});
+
+test("Secrets are referenced, never created: the IdP client secret as a file, PostgreSQL and S3 credentials by key", () => {
+  expect(manifests.filter((m: Manifest) => m.kind === "Secret")).toEqual([]);
+  const spec = podSpec(workload(manifests, name("backend")));
+  const c = container(spec, "backend");
+  const file = c.env?.find((e) => e.name === "SVC_AUTH_CLIENT_SECRET_FILE")?.value ?? "";
+  expect(mountedSecretItem(spec, c, file)).toEqual({ secret: "svc-idp-components", key: "client-secret" });
+  expect(c.env?.find((e) => e.name === "SVC_AUTH_CLIENT_SECRET")).toBeUndefined();
+  const refs = Object.fromEntries(
+    (c.env ?? []).flatMap((e) => (e.valueFrom?.secretKeyRef ? [[e.name, e.valueFrom.secretKeyRef.name]] : [])),
+  );
+  expect(refs).toEqual({
+    SVC_COMPONENTS_PG_URL: "svc-postgres",
+    SVC_COMPONENTS_S3_ACCESS_KEY: "svc-s3",
+    SVC_COMPONENTS_S3_SECRET_KEY: "svc-s3",
+  });
+});
