@@ -17,8 +17,6 @@ const AUTH_OPTIONS = {
     "GET /health/ready",
     "GET /health/pod-ready",
     "GET /health/whoami",
-    // healthRoutes always routes it (404 here: the API gives it no metrics source), unauthenticated like the probes
-    "GET /metrics",
     `GET ${OPENAPI_PATH}`,
     `GET ${OPENAPI_JSON_PATH}`,
   ],
