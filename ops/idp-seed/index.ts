@@ -1,4 +1,5 @@
 export { AdminClient, type AdminCredentials } from "./src/admin-client.ts";
+export { COMPONENTS_CLIENT_SECRET_DEFAULT, componentsClientSecret } from "./src/components-client-secret.ts";
 export { parseSeedConfig, SEED_DEFAULTS, type SeedOptions } from "./src/config.ts";
 export { IDP_SEED_ERROR_CODES, IdpSeedError, type IdpSeedErrorCode } from "./src/errors.ts";
 export {
@@ -12,6 +13,7 @@ export { isLocalHostUrl } from "./src/local-host.ts";
 export { LOCAL_USER_PASSWORD_DEFAULT, localUserPassword } from "./src/local-user-password.ts";
 export {
   AUDIT_SCOPES,
+  COMPONENTS_CLIENT,
   SEED_ROLES,
   SEED_USERS,
   type SeedRole,

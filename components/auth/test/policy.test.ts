@@ -98,7 +98,16 @@ test("an operation name not in the table is denied", () => {
 
 test("component.rpc: only the component role (the svc-components service account); no user role reaches it", () => {
   expect(authorize(caller(["component"]), "component.rpc")).toBeUndefined();
-  for (const role of ["app", "ops", "security", "keymanager", "topk", "pubkey-reader", "audit-only", "audit-exporter"]) {
+  for (const role of [
+    "app",
+    "ops",
+    "security",
+    "keymanager",
+    "topk",
+    "pubkey-reader",
+    "audit-only",
+    "audit-exporter",
+  ]) {
     expect(denied(caller([role]), "component.rpc").message).toContain("requires role component");
   }
   expect(denied(caller(["component"]), "endpoint.grpc").code).toBe("AUTH_PERMISSION_DENIED");

@@ -12,7 +12,12 @@ import {
   createServiceTokenSource,
   type ServiceTokenSource,
 } from "../index.ts";
-import { type StandInTokenIdp, startStandInTokenIdp, unreachableIssuer } from "./support/stand-in-token-idp.ts";
+import {
+  type StandInTokenIdp,
+  startStandInTokenIdp,
+  stopUnreachableIssuers,
+  unreachableIssuer,
+} from "./support/stand-in-token-idp.ts";
 import { captureLogger, startTestIssuer, testConfig } from "./support/test-issuer.ts";
 
 const credentials = { clientId: "svc-components", clientSecret: "stand-in-secret-value" };
@@ -27,7 +32,10 @@ afterEach(() => {
   idp.setMode("ok");
   idp.setExpiresIn(300);
 });
-afterAll(() => idp.stop());
+afterAll(() => {
+  stopUnreachableIssuers();
+  return idp.stop();
+});
 
 function source(options: { issuer?: string; refreshAt?: number; withCredentials?: boolean } = {}) {
   const capture = captureLogger();

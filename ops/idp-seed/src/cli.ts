@@ -1,5 +1,6 @@
 #!/usr/bin/env bun
 import { Command } from "commander";
+import { COMPONENTS_CLIENT_SECRET_DEFAULT } from "./components-client-secret.ts";
 import { parseSeedConfig } from "./config.ts";
 import { IdpSeedError } from "./errors.ts";
 import { LOCAL_USER_PASSWORD_DEFAULT } from "./local-user-password.ts";
@@ -8,9 +9,10 @@ import { formatSeedReport } from "./seed-report.ts";
 
 const program = new Command("idp-seed")
   .description(
-    "Create or update the IdP realm, roles, CLI client, scopes and seeded users (idempotent). Passwords come from " +
-      "IDP_BOOTSTRAP_ADMIN_PASSWORD and IDP_LOCAL_USER_PASSWORD only, never from flags; without the latter, an IdP " +
-      `on the local host gets the local default (${LOCAL_USER_PASSWORD_DEFAULT}).`,
+    "Create or update the IdP realm, roles, CLI client, the components' client svc-components, scopes and seeded " +
+      "users (idempotent). Secrets come from IDP_BOOTSTRAP_ADMIN_PASSWORD, IDP_LOCAL_USER_PASSWORD and " +
+      "IDP_COMPONENTS_CLIENT_SECRET only, never from flags; without the last two, an IdP on the local host gets the " +
+      `local defaults (${LOCAL_USER_PASSWORD_DEFAULT}, ${COMPONENTS_CLIENT_SECRET_DEFAULT}).`,
   )
   .option(
     "--url <url>",

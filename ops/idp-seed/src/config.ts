@@ -1,5 +1,6 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
+import { componentsClientSecret } from "./components-client-secret.ts";
 import { IdpSeedError } from "./errors.ts";
 import { IDP_ENDPOINT_DEFAULTS, parseIdpEndpoint } from "./idp-endpoint.ts";
 import { localUserPassword } from "./local-user-password.ts";
@@ -16,6 +17,8 @@ export const SeedEnvSchema = Type.Object({
   /** Optional for an IdP on the local host only (`LOCAL_USER_PASSWORD_DEFAULT`). */
   IDP_LOCAL_USER_PASSWORD: Type.Optional(NonEmpty),
   IDP_LOCAL_TENANT_ID: Type.Optional(NonEmpty),
+  /** Optional for an IdP on the local host only (`COMPONENTS_CLIENT_SECRET_DEFAULT`). */
+  IDP_COMPONENTS_CLIENT_SECRET: Type.Optional(NonEmpty),
 });
 
 export type SeedEnv = Static<typeof SeedEnvSchema>;
@@ -29,6 +32,8 @@ export interface SeedOptions {
   adminPassword: string;
   userPassword: string;
   tenantId: string;
+  /** Secret of the confidential client `svc-components` (the HA components' own tokens). */
+  componentsClientSecret: string;
 }
 
 export const SEED_DEFAULTS = {
@@ -59,11 +64,20 @@ export function parseSeedConfig(env: Record<string, string | undefined>): SeedOp
       { subject: "IDP_LOCAL_USER_PASSWORD" },
     );
   }
+  const componentsSecret = componentsClientSecret(valid.IDP_COMPONENTS_CLIENT_SECRET, endpoint.url);
+  if (componentsSecret === undefined) {
+    throw new IdpSeedError(
+      "IDP_SEED_CONFIG_INVALID",
+      `IDP_COMPONENTS_CLIENT_SECRET: required for an IdP that is not on the local host (${endpoint.url})`,
+      { subject: "IDP_COMPONENTS_CLIENT_SECRET" },
+    );
+  }
   return {
     ...endpoint,
     adminUser: valid.IDP_BOOTSTRAP_ADMIN_USER ?? SEED_DEFAULTS.adminUser,
     adminPassword: valid.IDP_BOOTSTRAP_ADMIN_PASSWORD,
     userPassword,
     tenantId: valid.IDP_LOCAL_TENANT_ID ?? SEED_DEFAULTS.tenantId,
+    componentsClientSecret: componentsSecret,
   };
 }

@@ -9,6 +9,7 @@ export const SEED_ROLES = [
   "pubkey-reader",
   "audit-only",
   "audit-exporter",
+  "component",
 ] as const;
 
 export type SeedRole = (typeof SEED_ROLES)[number];
@@ -49,3 +50,14 @@ export const USER_ATTRIBUTES = ["principal_id", "tenant_id"] as const;
 
 /** Optional client scopes of the CLI client, asked for with `scope=...`. */
 export const AUDIT_SCOPES = ["audit:read", "audit:export"] as const;
+
+/**
+ * The HA components' own client (client-credentials grant only): its service account has the realm role
+ * `component` (policy `component.rpc`, which no user has), and its tokens carry these hardcoded claims.
+ */
+export const COMPONENTS_CLIENT = {
+  clientId: "svc-components",
+  realmRole: "component",
+  principalId: "svc-components",
+  tenantId: "svc-internal",
+} as const satisfies { clientId: string; realmRole: SeedRole; principalId: string; tenantId: string };

@@ -2,6 +2,7 @@ import { AdminClient } from "./admin-client.ts";
 import type { SeedOptions } from "./config.ts";
 import { ensureClient } from "./ensure-client.ts";
 import { attachClientScopes, ensureClientScopes } from "./ensure-client-scopes.ts";
+import { ensureComponentsClient } from "./ensure-components-client.ts";
 import { ensureProtocolMappers } from "./ensure-protocol-mappers.ts";
 import { ensureRealm } from "./ensure-realm.ts";
 import { ensureRoles } from "./ensure-roles.ts";
@@ -11,8 +12,8 @@ import { SEED_USERS } from "./seed-plan.ts";
 import { type SeedReport, SeedReporter } from "./seed-report.ts";
 
 /**
- * Creates or updates the realm, its roles, user profile, CLI client with its scopes and mappers, and the seeded
- * users. Idempotent: a second run with the same options changes nothing and reports every item `unchanged`; a run
+ * Creates or updates the realm, its roles, user profile, CLI client with its scopes and mappers, the components'
+ * client `svc-components` (secret, service-account role, mappers), and the seeded users. Idempotent: a second run with the same options changes nothing and reports every item `unchanged`; a run
  * with a new user password resets the users' passwords.
  */
 export async function seedRealm(options: SeedOptions): Promise<SeedReport> {
@@ -27,6 +28,7 @@ export async function seedRealm(options: SeedOptions): Promise<SeedReport> {
   const clientInternalId = await ensureClient(admin, realm, clientId, reporter);
   await attachClientScopes(admin, realm, clientInternalId, reporter);
   await ensureProtocolMappers(admin, realm, clientInternalId, clientId, reporter);
+  await ensureComponentsClient(admin, realm, options.componentsClientSecret, clientId, reporter);
   const ctx = {
     admin,
     url: options.url,

@@ -1,6 +1,11 @@
 import { expect, test } from "bun:test";
 import { thrownBy } from "@svc/testkit";
-import { IdpSeedError, LOCAL_USER_PASSWORD_DEFAULT, parseSeedConfig } from "../index.ts";
+import {
+  COMPONENTS_CLIENT_SECRET_DEFAULT,
+  IdpSeedError,
+  LOCAL_USER_PASSWORD_DEFAULT,
+  parseSeedConfig,
+} from "../index.ts";
 
 const required = { IDP_BOOTSTRAP_ADMIN_PASSWORD: "admin-pw", IDP_LOCAL_USER_PASSWORD: "user-pw" };
 
@@ -15,12 +20,14 @@ test("defaults follow the spec: port 8082, realm svc, client svc-cli, admin idpa
     adminPassword: "admin-pw",
     userPassword: "user-pw",
     tenantId: "tenant-local",
+    componentsClientSecret: "svc-local-components",
   });
 });
 
 test("IDP_PORT sets the port of the default URL; IDP_URL wins over it and loses its trailing slash", () => {
   expect(parseSeedConfig({ ...required, IDP_PORT: "18082" }).url).toBe("http://127.0.0.1:18082");
-  expect(parseSeedConfig({ ...required, IDP_PORT: "18082", IDP_URL: "https://idp.example/" }).url).toBe(
+  const remote = { ...required, IDP_COMPONENTS_CLIENT_SECRET: "s" };
+  expect(parseSeedConfig({ ...remote, IDP_PORT: "18082", IDP_URL: "https://idp.example/" }).url).toBe(
     "https://idp.example",
   );
 });
@@ -46,6 +53,19 @@ test("without IDP_LOCAL_USER_PASSWORD an IdP on the local host gets the local de
   const error = configError({ ...admin, IDP_URL: "https://idp.example" });
   expect(error.code).toBe("IDP_SEED_CONFIG_INVALID");
   expect(error.subject).toBe("IDP_LOCAL_USER_PASSWORD");
+});
+
+test("IDP_COMPONENTS_CLIENT_SECRET: taken as given; the local default only for an IdP on the local host", () => {
+  expect(parseSeedConfig({ ...required, IDP_COMPONENTS_CLIENT_SECRET: "given" }).componentsClientSecret).toBe("given");
+  expect(COMPONENTS_CLIENT_SECRET_DEFAULT).toBe("svc-local-components");
+  expect(parseSeedConfig({ ...required, IDP_COMPONENTS_CLIENT_SECRET: "" }).componentsClientSecret).toBe(
+    COMPONENTS_CLIENT_SECRET_DEFAULT,
+  );
+  const remote = { ...required, IDP_URL: "https://idp.example" };
+  const error = configError(remote);
+  expect(error.code).toBe("IDP_SEED_CONFIG_INVALID");
+  expect(error.subject).toBe("IDP_COMPONENTS_CLIENT_SECRET");
+  expect(parseSeedConfig({ ...remote, IDP_COMPONENTS_CLIENT_SECRET: "s" }).componentsClientSecret).toBe("s");
 });
 
 test.each([

@@ -3,7 +3,11 @@ import { AdminClient, type SeedOptions } from "../index.ts";
 
 export const { idp } = stackEnv();
 
-export function seedOptions(realm: string, userPassword: string): SeedOptions {
+export function seedOptions(
+  realm: string,
+  userPassword: string,
+  componentsClientSecret = "components-secret-test",
+): SeedOptions {
   return {
     url: idp.url,
     realm,
@@ -12,6 +16,7 @@ export function seedOptions(realm: string, userPassword: string): SeedOptions {
     adminPassword: idp.adminPassword,
     userPassword,
     tenantId: "tenant-test",
+    componentsClientSecret,
   };
 }
 
@@ -40,4 +45,9 @@ export function passwordGrant(realm: string, username: string, password: string,
 export function claims(jwt: unknown): Record<string, unknown> {
   const part = String(jwt).split(".")[1] ?? "";
   return JSON.parse(Buffer.from(part, "base64url").toString("utf8")) as Record<string, unknown>;
+}
+
+/** A client-credentials grant of `svc-components` with `secret`. */
+export function componentsGrant(realm: string, secret: string) {
+  return tokenRequest(realm, { grant_type: "client_credentials", client_id: "svc-components", client_secret: secret });
 }

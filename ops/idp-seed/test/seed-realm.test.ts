@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { hangUpListener, randomName, realmUserName, rejectionOf } from "@svc/testkit";
 import { IdpSeedError, seedRealm } from "../index.ts";
-import { admin, claims, deleteRealm, passwordGrant, seedOptions, tokenRequest } from "./helpers.ts";
+import { admin, claims, componentsGrant, deleteRealm, passwordGrant, seedOptions, tokenRequest } from "./helpers.ts";
 
 const realms: string[] = [];
 const password = randomName("pw");
@@ -32,6 +32,17 @@ beforeAll(async () => {
   realms.push(realm);
   const first = await seedRealm(seedOptions(realm, password));
   expect(first.created).toContain(`realm ${realm}`);
+  expect(first.created).toEqual(
+    expect.arrayContaining([
+      "role component",
+      "client svc-components",
+      "client-secret svc-components",
+      "protocol-mapper svc-components/principal_id",
+      "protocol-mapper svc-components/tenant_id",
+      "protocol-mapper svc-components/svc-cli-audience",
+    ]),
+  );
+  expect(first.updated).toContain("realm-roles service-account-svc-components: component");
 }, 60_000);
 
 afterAll(async () => {
@@ -47,6 +58,13 @@ describe("seedRealm", () => {
     expect(second.changed).toBe(false);
     expect(second.unchanged).toContain("user app");
     expect(second.unchanged).toContain("password security");
+    expect(second.unchanged).toEqual(
+      expect.arrayContaining([
+        "client svc-components",
+        "client-secret svc-components",
+        "protocol-mapper svc-components/tenant_id",
+      ]),
+    );
     expect(await snapshot(realm)).toEqual(before);
   }, 30_000);
 
@@ -115,6 +133,53 @@ describe("seedRealm", () => {
     const grant = await passwordGrant(realm, "ops", password);
     expect(grant.status).toBe(200);
     expect((claims(grant.body.access_token).realm_access as { roles: string[] }).roles).toContain("ops");
+  }, 30_000);
+
+  test("svc-components: a confidential client-credentials-only client with the component role and fixed claims", async () => {
+    const [client] = await admin.getList<Record<string, unknown>>(`/${realm}/clients?clientId=svc-components`);
+    expect(client).toMatchObject({
+      publicClient: false,
+      serviceAccountsEnabled: true,
+      standardFlowEnabled: false,
+      directAccessGrantsEnabled: false,
+      implicitFlowEnabled: false,
+    });
+    const grant = await componentsGrant(realm, "components-secret-test");
+    expect(grant.status).toBe(200);
+    const token = claims(grant.body.access_token);
+    expect(token.principal_id).toBe("svc-components");
+    expect(token.tenant_id).toBe("svc-internal");
+    expect([token.aud].flat()).toContain("svc-cli");
+    expect((token.realm_access as { roles: string[] }).roles).toContain("component");
+    // no other grant: the password grant and a missing secret are refused
+    const password = await tokenRequest(realm, {
+      grant_type: "password",
+      client_id: "svc-components",
+      client_secret: "components-secret-test",
+      username: "app",
+      password: "x",
+    });
+    expect(password.status).toBeGreaterThanOrEqual(400);
+    expect((await componentsGrant(realm, "")).status).toBe(401);
+  });
+
+  test("no seeded user has the component role", async () => {
+    for (const user of ["app", "ops", "security"]) {
+      const grant = await passwordGrant(realm, user, password);
+      expect((claims(grant.body.access_token).realm_access as { roles: string[] }).roles).not.toContain("component");
+    }
+  });
+
+  test("a new components secret is an update: the old secret stops working, the new one works", async () => {
+    const rotated = randomName("components-secret");
+    const report = await seedRealm(seedOptions(realm, password, rotated));
+    expect(report.updated).toEqual(["client-secret svc-components"]);
+    expect(report.created).toEqual([]);
+    const old = await componentsGrant(realm, "components-secret-test");
+    expect(old.status).toBe(401);
+    expect((await componentsGrant(realm, rotated)).status).toBe(200);
+    // and back, for the tests after this one
+    expect((await seedRealm(seedOptions(realm, password))).updated).toEqual(["client-secret svc-components"]);
   }, 30_000);
 
   test("a run with a new user password rotates it: the old one fails with invalid_grant, the new one works", async () => {

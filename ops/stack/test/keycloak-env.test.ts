@@ -3,7 +3,7 @@ import { createContext } from "../src/context-factory.ts";
 import { dropsFromKeycloakEnv } from "../src/keycloak-env.ts";
 import { silentProgress } from "../src/progress.ts";
 import { serverEnv } from "../src/server-env.ts";
-import { keycloakServer } from "../src/services/keycloak.ts";
+import { keycloak, keycloakServer } from "../src/services/keycloak.ts";
 
 /** The environment `start` would give kc.sh, for a caller whose shell holds `shell`. */
 function keycloakChildEnv(shell: Record<string, string>): Record<string, string | undefined> {
@@ -71,4 +71,14 @@ test("only what could change Keycloak is dropped", () => {
   for (const kept of ["PATH", "HOME", "LANG", "TZ", "SVC_STACK_STATE_DIR", "KCAT_BROKERS", "MY_KC_VALUE"]) {
     expect({ kept, dropped: dropsFromKeycloakEnv(kept) }).toEqual({ kept, dropped: false });
   }
+});
+
+test("stack.env hands the components the secret ops/dev seeds: IDP_COMPONENTS_CLIENT_SECRET, else the local default", () => {
+  const exported = (shell: Record<string, string>) =>
+    keycloak.exports(
+      createContext({ PATH: "/usr/bin:/bin", HOME: "/home/dev", ...shell }, { progress: silentProgress }),
+    ).SVC_STACK_COMPONENTS_CLIENT_SECRET;
+  // the same value as @svc/idp-seed's COMPONENTS_CLIENT_SECRET_DEFAULT
+  expect(exported({})).toBe("svc-local-components");
+  expect(exported({ IDP_COMPONENTS_CLIENT_SECRET: "rotated" })).toBe("rotated");
 });

@@ -142,6 +142,7 @@ describe("issueToken", () => {
       adminPassword: idp.adminPassword,
       userPassword: password,
       tenantId: "tenant-test",
+      componentsClientSecret: randomName("components-secret"),
     });
     const set = await issueToken(client, { user: "ops", password });
     expect((decodeClaims(set.access_token).realm_access as { roles: string[] }).roles).toContain("ops");

@@ -1,3 +1,4 @@
+import { hangUpListener } from "@svc/testkit";
 import { SignJWT } from "jose";
 import { newKey } from "./test-issuer.ts";
 
@@ -84,10 +85,15 @@ export async function startStandInTokenIdp() {
 
 export type StandInTokenIdp = Awaited<ReturnType<typeof startStandInTokenIdp>>;
 
-/** An issuer URL on a port nothing listens on (bound, then released): connections are refused at once. */
+const hangUps: Array<{ stop(): void }> = [];
+
+/** An issuer URL where nothing answers HTTP (testkit's hang-up listener); `stopUnreachableIssuers()` in afterAll. */
 export function unreachableIssuer(): string {
-  const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("") });
-  const port = server.port;
-  server.stop(true);
-  return `http://127.0.0.1:${port}/realms/nowhere`;
+  const listener = hangUpListener();
+  hangUps.push(listener);
+  return `${listener.url}/realms/nowhere`;
+}
+
+export function stopUnreachableIssuers(): void {
+  for (const listener of hangUps.splice(0)) listener.stop();
 }

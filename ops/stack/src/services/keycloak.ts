@@ -14,6 +14,14 @@ const baseUrl = (ctx: StackContext) => `http://127.0.0.1:${ctx.config.keycloak.p
 const stateOf = (ctx: StackContext) => join(ctx.stateDir, "keycloak");
 
 /**
+ * The secret of the components' client `svc-components` that `ops/dev up` seeds (ops/idp-seed:
+ * `IDP_COMPONENTS_CLIENT_SECRET`, else its local default `COMPONENTS_CLIENT_SECRET_DEFAULT`, the same value as
+ * here; this package does not depend on the seed), exported so the stack's components get it.
+ */
+export const componentsClientSecret = (ctx: StackContext) =>
+  ctx.env.IDP_COMPONENTS_CLIENT_SECRET || "svc-local-components";
+
+/**
  * What `start` runs: kc.sh in dev mode with this stack's ports, H2 file and heap, in an environment that no
  * KC_*, QUARKUS_* or JAVA_OPTS* variable of the caller's shell reaches.
  */
@@ -92,6 +100,7 @@ export const keycloak: StackService = {
       SVC_STACK_IDP_URL: baseUrl(ctx),
       SVC_STACK_IDP_ADMIN_USER: admin_user,
       SVC_STACK_IDP_ADMIN_PASSWORD: admin_password,
+      SVC_STACK_COMPONENTS_CLIENT_SECRET: componentsClientSecret(ctx),
     };
   },
 };
