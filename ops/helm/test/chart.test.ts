@@ -4,12 +4,12 @@ import type { V1Container, V1PodSpec, V1Probe, V1Role, V1RoleBinding } from "@ku
 import { parseAuthConfig, parseServiceCredentials } from "@svc/auth";
 import { BACKEND } from "@svc/backend";
 import { serveMetrics } from "@svc/common";
-import { HA_COMPONENTS } from "@svc/component-runtime";
+import { type DeployedComponent, type DeploymentSettings, deploymentEnv, HA_COMPONENTS } from "@svc/component-runtime";
 import { COMPUTE } from "@svc/compute";
 import { type ComponentProfile, leaderLabelOf } from "@svc/election";
 import { ENDPOINT } from "@svc/endpoint";
 import { HealthState, healthRoutes } from "@svc/health";
-import { ORCHESTRATOR } from "@svc/orchestrator";
+import { ORCHESTRATOR, parseOrchestratorConfig } from "@svc/orchestrator";
 import { SHAPER, SHAPER_TERMINATION_GRACE_SECONDS } from "@svc/shaper";
 import { tempDir } from "@svc/testkit";
 import { CHART_DIR, KUBE_VERSION, runHelm, setArgs, templateChart } from "../index.ts";
@@ -342,4 +342,70 @@ test("Secrets are referenced, never created: the IdP client secret as a file, Po
     SVC_COMPONENTS_S3_ACCESS_KEY: "svc-s3",
     SVC_COMPONENTS_S3_SECRET_KEY: "svc-s3",
   });
+});
+
+test("each Pod's container ports are distinct (the sidecar's beside the service's)", () => {
+  for (const w of workloads) {
+    const ports = containersOf(podSpec(w)).flatMap((c) => (c.ports ?? []).map((p) => p.containerPort));
+    expect({ workload: w.metadata.name, ports: [...new Set(ports)].length }).toEqual({
+      workload: w.metadata.name,
+      ports: ports.length,
+    });
+  }
+});
+
+test("Lease timing overrides reach the elector; by default the components' own (the spec's) apply", async () => {
+  const timingsOf = async (m: Manifest[]) => {
+    const spec = podSpec(workload(m, name("orchestrator")));
+    const c = container(spec, "orchestrator");
+    return parseOrchestratorConfig(await envOf(spec, c, "orchestrator-0")).replica.timings;
+  };
+  expect(await timingsOf(manifests)).toEqual(
+    ORCHESTRATOR.election?.lease as NonNullable<typeof ORCHESTRATOR.election>["lease"],
+  );
+  const overridden = parseManifests(
+    await templateChart({
+      set: {
+        ...REQUIRED,
+        "orchestrator.lease.leaseDurationSeconds": "9",
+        "orchestrator.lease.renewDeadlineSeconds": "6",
+        "orchestrator.lease.retryPeriodSeconds": "1.5",
+      },
+    }),
+  );
+  expect(await timingsOf(overridden)).toEqual({
+    leaseDurationSeconds: 9,
+    renewDeadlineSeconds: 6,
+    retryPeriodSeconds: 1.5,
+  });
+});
+
+test("every setting the local deployment gives a component (deploymentEnv) is set by the chart too", async () => {
+  // The local deployment's settings, spec timings; only the shape matters here.
+  const settings = {
+    namespace: "svc",
+    kubeconfig: "/kubeconfig",
+    pgUrl: "postgres://svc@pg/svc",
+    schema: "svc_components",
+    s3: { endpoint: "http://s3", region: "us-east-1", accessKey: "a", secretKey: "s", bucket: "b", prefix: "" },
+    authIssuer: "https://idp/realms/svc",
+    componentsClientSecret: "secret",
+    grpcAddresses: { orchestrator: ["o:1"], shaper: ["s:1"] },
+    timings: "spec",
+  } as DeploymentSettings;
+  // Outside a cluster they name the kubeconfig file; in a Pod the ServiceAccount's in-cluster config is used.
+  const outsideOnly = new Set(["SVC_ELECTION_KUBECONFIG", "SVC_ENDPOINT_KUBECONFIG"]);
+  const components: DeployedComponent[] = [...HA_COMPONENTS, "endpoint"];
+  // The local deployment names its object store (MinIO); with s3.endpoint empty the chart leaves AWS's default.
+  const withEndpoint = parseManifests(
+    await templateChart({ set: { ...REQUIRED, "s3.endpoint": "https://s3.example.com" } }),
+  );
+  for (const component of components) {
+    const c = container(podSpec(workload(withEndpoint, name(component))), component);
+    const set = new Set((c.env ?? []).map((e) => e.name));
+    const missing = Object.keys(deploymentEnv(component, settings)).filter(
+      (variable) => !outsideOnly.has(variable) && !set.has(variable) && !set.has(`${variable}_FILE`),
+    );
+    expect({ component, missing }).toEqual({ component, missing: [] });
+  }
 });
