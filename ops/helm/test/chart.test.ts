@@ -85,12 +85,27 @@ test("the render refuses a missing issuer, missing brokers and a non-cluster ele
   };
   expect(await failed({ "kafka.brokers": "k:9092" })).toContain("idp.issuer is required");
   expect(await failed({ "idp.issuer": REQUIRED["idp.issuer"] })).toContain("kafka.brokers is required");
+  // values.schema.json: election backends per component (spec: Limits), and no unknown (mistyped) keys
   expect(await failed({ ...REQUIRED, "orchestrator.election.backend": "postgres" })).toContain(
-    "orchestrator.election.backend must be k8s-lease",
+    "at '/orchestrator/election/backend': value must be 'k8s-lease'",
   );
   expect(await failed({ ...REQUIRED, "shaper.election.backend": "single-node" })).toContain(
-    "shaper.election.backend must be k8s-lease or",
+    "at '/shaper/election/backend': value must be one of 'k8s-lease', ''",
   );
+  expect(await failed({ ...REQUIRED, "endpont.replicas": "3" })).toContain(
+    "additional properties 'endpont' not allowed",
+  );
+  // the templates check it again when the schema is skipped
+  const unchecked = await runHelm([
+    "template",
+    RELEASE,
+    CHART_DIR,
+    "--skip-schema-validation",
+    "--kube-version",
+    KUBE_VERSION,
+    ...setArgs({ ...REQUIRED, "backend.election.backend": "single-node" }),
+  ]);
+  expect(unchecked.stderr).toContain("backend.election.backend must be k8s-lease in a cluster");
 });
 
 test("the render has every service: the HA components, endpoint, the KMS, both audit writers and the audit API", () => {
