@@ -1,4 +1,5 @@
 export { abortableSleep } from "./src/abortable-sleep.ts";
+export { type ComponentAuth, startComponentAuth } from "./src/component-auth.ts";
 export {
   ModelStoreEnv,
   parseAddressList,

@@ -1,6 +1,13 @@
 import { S3Client } from "@aws-sdk/client-s3";
 import { credentials } from "@grpc/grpc-js";
-import { ensureModelTables, type Replica, ServingReplicaClient, startReplica, TermFence } from "@svc/component-runtime";
+import {
+  ensureModelTables,
+  type Replica,
+  ServingReplicaClient,
+  startComponentAuth,
+  startReplica,
+  TermFence,
+} from "@svc/component-runtime";
 import { BackendServiceService, ShaperServiceClient } from "@svc/proto";
 import { SQL } from "bun";
 import type { Logger } from "pino";
@@ -11,8 +18,9 @@ import { BACKEND } from "./profile.ts";
 import { ShaperLink } from "./shaper-link.ts";
 import { TaskStore } from "./task-store.ts";
 
-/** Starts one backend replica: the model's tables, the task store, the shaper link, the replica runtime. */
+/** Starts one backend replica: its auth, the model's tables, the task store, the shaper link, the replica runtime. */
 export async function startBackend(config: BackendConfig, logger: Logger): Promise<Replica> {
+  const auth = await startComponentAuth(config.replica, logger);
   const sql = new SQL({ url: config.pgUrl, max: 6, connectionTimeout: 5 });
   const s3 = new S3Client({
     endpoint: config.s3.endpoint,
@@ -23,10 +31,11 @@ export async function startBackend(config: BackendConfig, logger: Logger): Promi
   const shapers = new ServingReplicaClient(
     "shaper",
     config.shaperAddresses,
-    (address) => new ShaperServiceClient(address, credentials.createInsecure()),
+    (address) => new ShaperServiceClient(address, credentials.createInsecure(), auth.clientOptions),
   );
   const close = async () => {
     shapers.close();
+    auth.close();
     s3.destroy();
     await sql.close({ timeout: 1 });
   };
@@ -54,7 +63,10 @@ export async function startBackend(config: BackendConfig, logger: Logger): Promi
       {
         name: "svc.backend.v1.BackendService",
         definition: BackendServiceService,
-        implementation: backendImplementation({ store, shaper, ...objects, termInOffice: () => termInOffice }),
+        implementation: auth.guard(
+          BackendServiceService,
+          backendImplementation({ store, shaper, ...objects, termInOffice: () => termInOffice }),
+        ),
       },
     ],
     whileServing: ({ term, signal }) =>

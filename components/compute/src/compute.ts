@@ -1,6 +1,6 @@
 import { S3Client } from "@aws-sdk/client-s3";
 import { credentials } from "@grpc/grpc-js";
-import { type Replica, ServingReplicaClient, startReplica } from "@svc/component-runtime";
+import { type Replica, ServingReplicaClient, startComponentAuth, startReplica } from "@svc/component-runtime";
 import { ComputeServiceService, OrchestratorServiceClient } from "@svc/proto";
 import { SQL } from "bun";
 import type { Logger } from "pino";
@@ -10,8 +10,12 @@ import { holdAssignment } from "./hold-assignment.ts";
 import { COMPUTE } from "./profile.ts";
 import { ShardHolder } from "./shard-holder.ts";
 
-/** Starts one compute replica: the shard holder (PostgreSQL records, S3 objects), the orchestrator client, the runtime. */
+/**
+ * Starts one compute replica: its auth, the shard holder (PostgreSQL records, S3 objects), the orchestrator client,
+ * the runtime.
+ */
 export async function startCompute(config: ComputeConfig, logger: Logger): Promise<Replica> {
+  const auth = await startComponentAuth(config.replica, logger);
   const sql = new SQL({ url: config.pgUrl, max: 2, connectionTimeout: 5 });
   const s3 = new S3Client({
     endpoint: config.s3.endpoint,
@@ -23,10 +27,11 @@ export async function startCompute(config: ComputeConfig, logger: Logger): Promi
   const orchestrator = new ServingReplicaClient(
     "orchestrator",
     config.orchestratorAddresses,
-    (address) => new OrchestratorServiceClient(address, credentials.createInsecure()),
+    (address) => new OrchestratorServiceClient(address, credentials.createInsecure(), auth.clientOptions),
   );
   const close = async () => {
     orchestrator.close();
+    auth.close();
     s3.destroy();
     await sql.close({ timeout: 1 });
   };
@@ -38,7 +43,7 @@ export async function startCompute(config: ComputeConfig, logger: Logger): Promi
       {
         name: "svc.compute.v1.ComputeService",
         definition: ComputeServiceService,
-        implementation: computeImplementation(config.replica.pod, holder),
+        implementation: auth.guard(ComputeServiceService, computeImplementation(config.replica.pod, holder)),
       },
     ],
     whileServing: ({ signal, address, previousLeader }) =>

@@ -1,10 +1,12 @@
 import { expect, test } from "bun:test";
 import { RuntimeError } from "@svc/component-runtime";
+import { CONFIG_TEST_AUTH_ENV } from "@svc/component-runtime/testing";
 import { thrownBy } from "@svc/testkit";
 import { COMPUTE_MAIN, parseComputeConfig } from "../index.ts";
 
 const base = {
   SVC_POD_NAME: "compute-a",
+  ...CONFIG_TEST_AUTH_ENV,
   SVC_COMPUTE_ORCHESTRATOR_ADDRESSES: "orch-a:50061, orch-b:50061",
   SVC_COMPONENTS_PG_URL: "postgres://u:p@127.0.0.1:5432/db",
   SVC_COMPONENTS_S3_BUCKET: "shards",

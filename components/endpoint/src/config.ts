@@ -1,6 +1,5 @@
 import { Type } from "@sinclair/typebox";
 import { type EmitterConfig, loadEmitterConfig } from "@svc/audit-emitter";
-import { type AuthConfig, parseAuthConfig } from "@svc/auth";
 import { configInvalid, parseEnv, parseReplicaConfig, type ReplicaConfig } from "@svc/component-runtime";
 import { ENDPOINT } from "./profile.ts";
 
@@ -44,7 +43,6 @@ export interface EndpointConfig {
   discovery: Discovery;
   probeMs: number;
   callTimeoutMs: number;
-  auth: AuthConfig;
   audit: EmitterConfig;
 }
 
@@ -64,7 +62,7 @@ const wrapped = (subject: string, error: unknown) => {
   return configInvalid(variable, (error as Error).message);
 };
 
-/** Parses endpoint's settings (with `SVC_AUTH_*` and the audit emitter's); throws naming the variable. */
+/** Parses endpoint's settings (`SVC_AUTH_*` come with the replica's, as for every component); throws naming the variable. */
 export function parseEndpointConfig(env: Record<string, string | undefined>): EndpointConfig {
   const replica = parseReplicaConfig(ENDPOINT, env, ENDPOINT.grpcPort ?? 50050);
   const own = parseEnv(EndpointEnvSchema, env);
@@ -85,12 +83,6 @@ export function parseEndpointConfig(env: Record<string, string | undefined>): En
   } else {
     discovery = { mode: "k8s", namespace: own.SVC_ENDPOINT_NAMESPACE, kubeconfigPath: own.SVC_ENDPOINT_KUBECONFIG };
   }
-  let auth: AuthConfig;
-  try {
-    auth = parseAuthConfig(env);
-  } catch (error) {
-    throw wrapped("SVC_AUTH", error);
-  }
   let audit: EmitterConfig;
   try {
     audit = loadEmitterConfig(env, { source: "endpoint" });
@@ -103,7 +95,6 @@ export function parseEndpointConfig(env: Record<string, string | undefined>): En
     discovery,
     probeMs: own.SVC_ENDPOINT_PROBE_MS,
     callTimeoutMs: own.SVC_ENDPOINT_CALL_TIMEOUT_MS,
-    auth,
     audit,
   };
 }

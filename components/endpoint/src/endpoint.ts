@@ -1,7 +1,7 @@
 import { credentials } from "@grpc/grpc-js";
 import { auditInterceptor, createAuditEmitter, withAuditIdentity } from "@svc/audit-emitter";
-import { authorizeService, createAuthCore } from "@svc/auth";
-import { type Replica, startReplica } from "@svc/component-runtime";
+import { authorizeService } from "@svc/auth";
+import { type Replica, startComponentAuth, startReplica } from "@svc/component-runtime";
 import { BackendServiceClient, ComputeServiceClient, EndpointServiceService } from "@svc/proto";
 import type { Logger } from "pino";
 import { adminApp } from "./admin-app.ts";
@@ -22,8 +22,8 @@ export interface Endpoint extends Replica {
  * `/health/ha`, and the `/admin/*` server.
  */
 export async function startEndpoint(config: EndpointConfig, logger: Logger): Promise<Endpoint> {
-  const auth = createAuthCore({ config: config.auth, logger });
-  await auth.start();
+  // One auth core for the application service and the admin paths; its service token goes on calls to components.
+  const auth = await startComponentAuth(config.replica, logger);
   const discover = discoveryOf(config.discovery);
   const routes = Object.fromEntries(
     ROUTED_COMPONENTS.map((c) => [c, new ComponentRoute(c, discover(c), config.probeMs)]),
@@ -31,27 +31,36 @@ export async function startEndpoint(config: EndpointConfig, logger: Logger): Pro
   await Promise.all(Object.values(routes).map((route) => route.start()));
   const backend = {
     route: routes.backend,
-    pool: new ClientPool((address) => new BackendServiceClient(address, credentials.createInsecure())),
+    pool: new ClientPool(
+      (address) => new BackendServiceClient(address, credentials.createInsecure(), auth.clientOptions),
+    ),
   };
   const compute = {
     route: routes.compute,
-    pool: new ClientPool((address) => new ComputeServiceClient(address, credentials.createInsecure())),
+    pool: new ClientPool(
+      (address) => new ComputeServiceClient(address, credentials.createInsecure(), auth.clientOptions),
+    ),
   };
   const deps = () => Object.fromEntries(ROUTED_COMPONENTS.map((c) => [c, routes[c].snapshot()]));
   const gate = () => ENDPOINT_READINESS_GATE.every((c) => routes[c].current() !== undefined);
   const emitter = createAuditEmitter(config.audit, { logger });
   const implementation = withAuditIdentity(
     EndpointServiceService,
-    authorizeService(auth, EndpointServiceService, endpointImplementation({ backend, compute }, config.callTimeoutMs), {
-      createIndex: "endpoint.grpc",
-      submitJob: "endpoint.grpc",
-      getTask: "endpoint.grpc",
-      listShards: "endpoint.grpc",
-    }),
+    authorizeService(
+      auth.core,
+      EndpointServiceService,
+      endpointImplementation({ backend, compute }, config.callTimeoutMs),
+      {
+        createIndex: "endpoint.grpc",
+        submitJob: "endpoint.grpc",
+        getTask: "endpoint.grpc",
+        listShards: "endpoint.grpc",
+      },
+    ),
   );
   // Elysia listens with SO_REUSEPORT unless told not to: a second process on a taken admin port would start and
   // share its connections instead of failing.
-  const admin = adminApp({ auth, services: deps, backend, callTimeoutMs: config.callTimeoutMs }).listen({
+  const admin = adminApp({ auth: auth.core, services: deps, backend, callTimeoutMs: config.callTimeoutMs }).listen({
     hostname: config.replica.host,
     port: config.adminPort,
     reusePort: false,
@@ -62,6 +71,7 @@ export async function startEndpoint(config: EndpointConfig, logger: Logger): Pro
     await Promise.all(Object.values(routes).map((route) => route.stop()));
     backend.pool.close();
     compute.pool.close();
+    auth.close();
     await emitter.close();
   };
   const replica = await startReplica({

@@ -1,11 +1,12 @@
 import { expect, test } from "bun:test";
 import { RuntimeError } from "@svc/component-runtime";
+import { CONFIG_TEST_AUTH_ENV } from "@svc/component-runtime/testing";
 import { thrownBy } from "@svc/testkit";
 import { ENDPOINT_MAIN, parseEndpointConfig } from "../index.ts";
 
 const base = {
   SVC_POD_NAME: "endpoint-a",
-  SVC_AUTH_ISSUER: "http://127.0.0.1:8082/realms/svc",
+  ...CONFIG_TEST_AUTH_ENV,
 };
 
 test("defaults: gRPC 50050, no election, k8s discovery, admin on 8081", () => {

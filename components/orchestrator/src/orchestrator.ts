@@ -1,4 +1,4 @@
-import { ensureModelTables, type Replica, startReplica, TermFence } from "@svc/component-runtime";
+import { ensureModelTables, type Replica, startComponentAuth, startReplica, TermFence } from "@svc/component-runtime";
 import { OrchestratorServiceService } from "@svc/proto";
 import { SQL } from "bun";
 import type { Logger } from "pino";
@@ -8,13 +8,18 @@ import { PlacementStore } from "./placement-store.ts";
 import { ORCHESTRATOR } from "./profile.ts";
 import { supervise } from "./supervise.ts";
 
-/** Starts one orchestrator replica: the model's tables, the placement store, the replica runtime. */
+/** Starts one orchestrator replica: its auth, the model's tables, the placement store, the replica runtime. */
 export async function startOrchestrator(config: OrchestratorConfig, logger: Logger): Promise<Replica> {
+  const auth = await startComponentAuth(config.replica, logger);
   const sql = new SQL({ url: config.pgUrl, max: 4, connectionTimeout: 5 });
+  const close = async () => {
+    auth.close();
+    await sql.close({ timeout: 1 });
+  };
   try {
     await ensureModelTables(sql, config.schema);
   } catch (error) {
-    await sql.close();
+    await close();
     throw error;
   }
   const fence = new TermFence({
@@ -35,7 +40,7 @@ export async function startOrchestrator(config: OrchestratorConfig, logger: Logg
       {
         name: "svc.orchestrator.v1.OrchestratorService",
         definition: OrchestratorServiceService,
-        implementation: orchestratorImplementation(store, current),
+        implementation: auth.guard(OrchestratorServiceService, orchestratorImplementation(store, current)),
       },
     ],
     whileServing: ({ term, signal }) =>
@@ -51,9 +56,9 @@ export async function startOrchestrator(config: OrchestratorConfig, logger: Logg
           termInOffice = term;
         },
       }),
-    close: () => sql.close({ timeout: 1 }),
+    close,
   }).catch(async (error: unknown) => {
-    await sql.close();
+    await close();
     throw error;
   });
   return replica;

@@ -1,10 +1,15 @@
 import { expect, test } from "bun:test";
 import { RuntimeError } from "@svc/component-runtime";
+import { CONFIG_TEST_AUTH_ENV } from "@svc/component-runtime/testing";
 import { thrownBy } from "@svc/testkit";
 import { parseOrchestratorConfig } from "../index.ts";
 import { ORCHESTRATOR_MAIN } from "./support/orchestrator-harness.ts";
 
-const base = { SVC_POD_NAME: "orch-a", SVC_COMPONENTS_PG_URL: "postgres://u:p@127.0.0.1:5432/db" };
+const base = {
+  SVC_POD_NAME: "orch-a",
+  ...CONFIG_TEST_AUTH_ENV,
+  SVC_COMPONENTS_PG_URL: "postgres://u:p@127.0.0.1:5432/db",
+};
 
 test("defaults: k8s-lease with 6/4/1, gRPC 50061, tick 1 s, node timeout 5 s", () => {
   expect(parseOrchestratorConfig(base)).toMatchObject({
@@ -16,7 +21,7 @@ test("defaults: k8s-lease with 6/4/1, gRPC 50061, tick 1 s, node timeout 5 s", (
 });
 
 test("the model's PostgreSQL URL is required, and named", () => {
-  const error = thrownBy(() => parseOrchestratorConfig({ SVC_POD_NAME: "orch-a" }), RuntimeError);
+  const error = thrownBy(() => parseOrchestratorConfig({ ...base, SVC_COMPONENTS_PG_URL: undefined }), RuntimeError);
   expect(error.subject).toBe("SVC_COMPONENTS_PG_URL");
 });
 

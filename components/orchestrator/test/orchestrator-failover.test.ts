@@ -1,15 +1,26 @@
-import { afterEach, beforeEach, expect, test } from "bun:test";
+import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from "bun:test";
 import { type ServiceError, status } from "@grpc/grpc-js";
 import { waitFor } from "@svc/common";
-import { leaderAmong, type ReplicaProcess } from "@svc/component-runtime/testing";
+import {
+  type ComponentAuthFixture,
+  componentAuthFixture,
+  leaderAmong,
+  type ReplicaProcess,
+} from "@svc/component-runtime/testing";
 import { rejectionOf } from "@svc/testkit";
 import { orchestratorHarness } from "./support/orchestrator-harness.ts";
 
 // Two orchestrator replicas as real processes on the stack's PostgreSQL (postgres election: outside a cluster).
 // Each test has its own schema and lease table.
-let h = orchestratorHarness("orch");
+// Each test has its own schema and lease table; the file has one realm (the replicas' service auth).
+let auth: ComponentAuthFixture;
+let h: ReturnType<typeof orchestratorHarness>;
+beforeAll(async () => {
+  auth = await componentAuthFixture("orch");
+});
+afterAll(() => auth.remove());
 beforeEach(() => {
-  h = orchestratorHarness("orch");
+  h = orchestratorHarness("orch", auth);
 });
 afterEach(() => h.remove());
 
@@ -28,6 +39,13 @@ test("one leader; the follower refuses AddCompute with UNAVAILABLE; a silent nod
   const shards = await h.seedIndex("idx-sup", 4);
   const { leader, follower } = await pair();
   expect(codeOf(await rejectionOf(h.client(follower).addCompute("node-1"), Error))).toBe(status.UNAVAILABLE);
+  // Only the svc-components service account may call a component: no token, or an application user's, is refused.
+  const { tenantId } = auth.realm.seed;
+  const appToken = await auth.userToken("app");
+  const anonymous = h.client(leader, { options: {}, tenantId });
+  expect(codeOf(await rejectionOf(anonymous.addCompute("node-x"), Error))).toBe(status.UNAUTHENTICATED);
+  const appUser = h.client(leader, { options: {}, token: appToken, tenantId });
+  expect(codeOf(await rejectionOf(appUser.addCompute("node-x"), Error))).toBe(status.PERMISSION_DENIED);
 
   const api = h.client(leader);
   const first = await api.addCompute("node-1", 2);

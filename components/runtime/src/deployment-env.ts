@@ -24,8 +24,10 @@ export interface DeploymentSettings {
     /** Key prefix of the backend's shard objects: empty, or ending in "/". */
     prefix: string;
   };
-  /** `SVC_AUTH_ISSUER` of endpoint: the realm whose tokens it accepts. */
+  /** `SVC_AUTH_ISSUER` of every component: the realm whose tokens they accept and whose tokens they call with. */
   authIssuer: string;
+  /** The secret of the realm's `svc-components` client: every component's calls to another carry its token. */
+  componentsClientSecret: string;
   /** The gRPC `host:port` of every replica of the orchestrator (for compute) and of the shaper (for backend). */
   grpcAddresses: Record<"orchestrator" | "shaper", readonly string[]>;
   /**
@@ -44,7 +46,9 @@ export function deploymentEnv(component: DeployedComponent, settings: Deployment
   const fast = settings.timings === "fast";
   // Without a value, each component's default period applies.
   const fastPeriod = (name: string, ms: string): Record<string, string> => (fast ? { [name]: ms } : {});
+  const auth = { SVC_AUTH_ISSUER: settings.authIssuer, SVC_AUTH_CLIENT_SECRET: settings.componentsClientSecret };
   const election = {
+    ...auth,
     SVC_ELECTION_BACKEND: "k8s-lease",
     SVC_ELECTION_KUBECONFIG: settings.kubeconfig,
     SVC_ELECTION_NAMESPACE: settings.namespace,
@@ -95,7 +99,7 @@ export function deploymentEnv(component: DeployedComponent, settings: Deployment
         SVC_ENDPOINT_NAMESPACE: settings.namespace,
         SVC_ENDPOINT_KUBECONFIG: settings.kubeconfig,
         ...fastPeriod("SVC_ENDPOINT_PROBE_MS", "100"),
-        SVC_AUTH_ISSUER: settings.authIssuer,
+        ...auth,
       };
   }
 }

@@ -1,5 +1,12 @@
 import { type Static, Type } from "@sinclair/typebox";
 import {
+  type AuthConfig,
+  AuthConfigError,
+  parseAuthConfig,
+  parseServiceCredentials,
+  type ServiceCredentials,
+} from "@svc/auth";
+import {
   type ComponentProfile,
   type ElectionBackend,
   ElectionError,
@@ -61,6 +68,13 @@ export interface ReplicaConfig {
   healthPort: number;
   grpcPort: number;
   logLevel: LogLevel;
+  /** `SVC_AUTH_*`: the tokens this replica's gRPC server accepts (every component is behind `@svc/auth`). */
+  auth: AuthConfig;
+  /**
+   * The `svc-components` client's credentials its calls to other components carry (client-credentials grant);
+   * `undefined` only when auth is disabled.
+   */
+  serviceCredentials: ServiceCredentials | undefined;
 }
 
 const TIMING_VARIABLES: Record<keyof LeaseTimings, keyof ReplicaEnv> = {
@@ -103,6 +117,16 @@ export function parseReplicaConfig(
   if (backend === "postgres" && !parsed.SVC_ELECTION_PG_URL) {
     throw configInvalid("SVC_ELECTION_PG_URL", "required with SVC_ELECTION_BACKEND=postgres");
   }
+  let auth: AuthConfig;
+  let serviceCredentials: ServiceCredentials | undefined;
+  try {
+    auth = parseAuthConfig(env);
+    serviceCredentials = parseServiceCredentials(env, auth);
+  } catch (error) {
+    if (!(error instanceof AuthConfigError)) throw error;
+    const variable = error.subject ?? "SVC_AUTH";
+    throw configInvalid(variable, error.message.replace(`${variable}: `, ""));
+  }
   return {
     component: profile.name,
     pod: parsed.SVC_POD_NAME,
@@ -119,5 +143,7 @@ export function parseReplicaConfig(
     healthPort: parsed.SVC_HEALTH_PORT,
     grpcPort: parsed.SVC_GRPC_PORT ?? defaultGrpcPort,
     logLevel: parsed.SVC_LOG_LEVEL as LogLevel,
+    auth,
+    serviceCredentials,
   };
 }

@@ -17,6 +17,7 @@ const settings = (timings: DeploymentSettings["timings"]): DeploymentSettings =>
     prefix: "components/",
   },
   authIssuer: "http://127.0.0.1:8082/realms/svc",
+  componentsClientSecret: "components-secret",
   grpcAddresses: { orchestrator: ["127.0.0.1:1", "127.0.0.1:2"], shaper: ["127.0.0.1:3", "127.0.0.1:4"] },
   timings,
 });
@@ -30,6 +31,13 @@ describe("deploymentEnv", () => {
         SVC_ELECTION_NAMESPACE: "svc",
         SVC_ELECTION_KUBECONFIG: "/tmp/kubeconfig",
         SVC_COMPONENTS_PG_SCHEMA: "svc_components",
+      });
+    }
+    // Every component, endpoint included, accepts the realm's tokens and calls others with the service account's.
+    for (const component of [...HA_COMPONENTS, "endpoint" as const]) {
+      expect(deploymentEnv(component, settings("spec"))).toMatchObject({
+        SVC_AUTH_ISSUER: "http://127.0.0.1:8082/realms/svc",
+        SVC_AUTH_CLIENT_SECRET: "components-secret",
       });
     }
     expect(deploymentEnv("compute", settings("spec")).SVC_COMPUTE_ORCHESTRATOR_ADDRESSES).toBe(

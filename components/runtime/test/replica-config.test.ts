@@ -1,13 +1,14 @@
 import { describe, expect, test } from "bun:test";
 import { thrownBy } from "@svc/testkit";
 import { parseReplicaConfig, RuntimeError } from "../index.ts";
+import { CONFIG_TEST_AUTH_ENV } from "../testing.ts";
 import {
   BACKEND_PROFILE_FOR_TEST,
   COMPUTE_PROFILE_FOR_TEST,
   ORCHESTRATOR_PROFILE_FOR_TEST,
 } from "./support/profiles.ts";
 
-const base = { SVC_POD_NAME: "orch-a" };
+const base = { SVC_POD_NAME: "orch-a", ...CONFIG_TEST_AUTH_ENV };
 
 describe("parseReplicaConfig", () => {
   test("defaults: the component's backend and lease timings, health on 8080, the given gRPC port", () => {
@@ -25,7 +26,11 @@ describe("parseReplicaConfig", () => {
   });
 
   test('the pod name falls back to HOSTNAME; "" is a backend for compute (no HA)', () => {
-    const config = parseReplicaConfig(COMPUTE_PROFILE_FOR_TEST, { HOSTNAME: "compute-0", SVC_ELECTION_BACKEND: "" }, 1);
+    const config = parseReplicaConfig(
+      COMPUTE_PROFILE_FOR_TEST,
+      { ...CONFIG_TEST_AUTH_ENV, HOSTNAME: "compute-0", SVC_ELECTION_BACKEND: "" },
+      1,
+    );
     expect(config.pod).toBe("compute-0");
     expect(config.backend).toBe("");
     expect(config.labelPods).toBe(false);
@@ -55,6 +60,39 @@ describe("parseReplicaConfig", () => {
       expect(error.message).toContain(variable);
     });
   }
+
+  // Every component is behind @svc/auth and calls the others as the svc-components account (docs/components.md).
+  const badAuth: [string, Record<string, string>, string][] = [
+    ["no issuer", { SVC_AUTH_CLIENT_SECRET: "s" }, "SVC_AUTH_ISSUER"],
+    ["no client secret", { SVC_AUTH_ISSUER: "http://127.0.0.1:8082/realms/svc" }, "SVC_AUTH_CLIENT_SECRET"],
+    [
+      "a secret file that cannot be read",
+      { SVC_AUTH_ISSUER: "http://127.0.0.1:8082/realms/svc", SVC_AUTH_CLIENT_SECRET_FILE: "/nonexistent/secret" },
+      "SVC_AUTH_CLIENT_SECRET_FILE",
+    ],
+  ];
+  for (const [what, env, variable] of badAuth) {
+    test(`refuses ${what}, naming ${variable} (auth)`, () => {
+      const error = thrownBy(
+        () => parseReplicaConfig(BACKEND_PROFILE_FOR_TEST, { SVC_POD_NAME: "backend-a", ...env }, 1),
+        RuntimeError,
+      );
+      expect(error.code).toBe("RUNTIME_CONFIG_INVALID");
+      expect(error.subject).toBe(variable);
+      expect(error.message.startsWith(`${variable}: `)).toBe(true);
+      expect(error.message.startsWith(`${variable}: ${variable}: `)).toBe(false);
+    });
+  }
+
+  test("auth off (with its acknowledgement) needs no issuer and no client secret", () => {
+    const config = parseReplicaConfig(
+      BACKEND_PROFILE_FOR_TEST,
+      { SVC_POD_NAME: "backend-a", SVC_AUTH_DISABLED: "true", SVC_AUTH_DISABLED_ACKNOWLEDGE: "test-environment-only" },
+      1,
+    );
+    expect(config.auth.disabled).toBe(true);
+    expect(config.serviceCredentials).toBeUndefined();
+  });
 
   test("postgres needs SVC_ELECTION_PG_URL", () => {
     const error = thrownBy(

@@ -1,4 +1,4 @@
-import { ensureModelTables, type Replica, startReplica, TermFence } from "@svc/component-runtime";
+import { ensureModelTables, type Replica, startComponentAuth, startReplica, TermFence } from "@svc/component-runtime";
 import { ShaperServiceService } from "@svc/proto";
 import { SQL } from "bun";
 import type { Logger } from "pino";
@@ -14,11 +14,16 @@ import { shaperImplementation } from "./shaper-service.ts";
  * period (spec: `shaper.terminationGracePeriodSeconds`, preStop releases the Lease).
  */
 export async function startShaper(config: ShaperConfig, logger: Logger): Promise<Replica> {
+  const auth = await startComponentAuth(config.replica, logger);
   const sql = new SQL({ url: config.pgUrl, max: 4, connectionTimeout: 5 });
+  const close = async () => {
+    auth.close();
+    await sql.close({ timeout: 1 });
+  };
   try {
     await ensureModelTables(sql, config.schema);
   } catch (error) {
-    await sql.close();
+    await close();
     throw error;
   }
   const fence = new TermFence({
@@ -38,7 +43,10 @@ export async function startShaper(config: ShaperConfig, logger: Logger): Promise
       {
         name: "svc.shaper.v1.ShaperService",
         definition: ShaperServiceService,
-        implementation: shaperImplementation({ pod: config.replica.pod, keys, jobs, logger, term: () => termInOffice }),
+        implementation: auth.guard(
+          ShaperServiceService,
+          shaperImplementation({ pod: config.replica.pod, keys, jobs, logger, term: () => termInOffice }),
+        ),
       },
     ],
     whileServing: async ({ term, signal }) => {
@@ -50,11 +58,11 @@ export async function startShaper(config: ShaperConfig, logger: Logger): Promise
         termInOffice = undefined;
       });
     },
-    close: () => sql.close({ timeout: 1 }),
+    close,
     // Two bounded steps after the release (serving work, gRPC drain) share the grace period, with a margin.
     stopStepMs: Math.max(1_000, ((config.graceSeconds - 5) * 1000) / 2),
   }).catch(async (error: unknown) => {
-    await sql.close();
+    await close();
     throw error;
   });
 }

@@ -1,9 +1,14 @@
 import { expect, test } from "bun:test";
 import { RuntimeError } from "@svc/component-runtime";
+import { CONFIG_TEST_AUTH_ENV } from "@svc/component-runtime/testing";
 import { thrownBy } from "@svc/testkit";
 import { parseShaperConfig, SHAPER_MAIN } from "../index.ts";
 
-const base = { SVC_POD_NAME: "shaper-a", SVC_COMPONENTS_PG_URL: "postgres://u:p@127.0.0.1:5432/db" };
+const base = {
+  SVC_POD_NAME: "shaper-a",
+  ...CONFIG_TEST_AUTH_ENV,
+  SVC_COMPONENTS_PG_URL: "postgres://u:p@127.0.0.1:5432/db",
+};
 
 test("defaults: no election (HA opt-in), grace 120 s; k8s-lease takes 15/10/2", () => {
   expect(parseShaperConfig(base)).toMatchObject({

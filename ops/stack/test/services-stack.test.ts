@@ -206,6 +206,8 @@ describeWithServers("the HA components as stack servers", () => {
       SVC_STACK_SERVICES_SCHEMA: schema,
       SVC_STACK_SERVICES_KEY_PREFIX: bucketPrefix("stack-services"),
       SVC_STACK_SERVICES_REALM: realm.seed.realm,
+      // The realm's svc-components secret, as a user whose seed was given IDP_COMPONENTS_CLIENT_SECRET sets it.
+      IDP_COMPONENTS_CLIENT_SECRET: realm.componentsClientSecret,
       SVC_STACK_AUDIT_TOPIC: auditTopic,
       SVC_STACK_AUDIT_KEY_PREFIX: bucketPrefix("stack-services-audit"),
       SVC_STACK_AUDIT_GROUP_ID: randomName("svc-test-stack-services-writer"),

@@ -1,7 +1,7 @@
 import { credentials, Metadata } from "@grpc/grpc-js";
 import { CoreV1Api } from "@kubernetes/client-node";
 import { callUnary, ensureModelTables } from "@svc/component-runtime";
-import { ReplicaProcess } from "@svc/component-runtime/testing";
+import { componentAuthFixture, ReplicaProcess } from "@svc/component-runtime/testing";
 import { loadKubeConfig, makeKubeClient } from "@svc/kube";
 import { BackendServiceClient, ShaperServiceClient } from "@svc/proto";
 import { SHAPER_MAIN } from "@svc/shaper";
@@ -15,9 +15,13 @@ const TIMINGS = {
   SVC_ELECTION_RETRY_PERIOD_SECONDS: "0.5",
 };
 
-/** Backend and shaper replicas as real processes over the stack's PostgreSQL, MinIO and kube-apiserver. */
+/**
+ * Backend and shaper replicas as real processes over the stack's PostgreSQL, MinIO and kube-apiserver, behind
+ * service auth in a realm of their own (the backend calls the shaper as the `svc-components` account).
+ */
 export async function backendHarness(purpose: string) {
   const stack = stackEnv();
+  const auth = await componentAuthFixture(purpose);
   const schema = randomName(`t_${purpose}`).replaceAll("-", "_");
   const sql = new SQL({ url: stack.postgresUrl, max: 2 });
   await ensureModelTables(sql, schema);
@@ -34,6 +38,7 @@ export async function backendHarness(purpose: string) {
     SVC_COMPONENTS_PG_SCHEMA: schema,
     SVC_ELECTION_KUBECONFIG: stack.kubeconfig,
     SVC_ELECTION_NAMESPACE: namespace.name,
+    ...auth.env,
   };
   const spawn = (pod: string, main: string, env: Record<string, string>) => {
     const replica = new ReplicaProcess(pod, main, { ...common, ...env });
@@ -78,7 +83,7 @@ export async function backendHarness(purpose: string) {
       });
     },
     backendClient(replica: ReplicaProcess) {
-      const client = new BackendServiceClient(replica.address, credentials.createInsecure());
+      const client = new BackendServiceClient(replica.address, credentials.createInsecure(), auth.clientOptions);
       closers.push(() => client.close());
       const md = () => new Metadata();
       return {
@@ -92,7 +97,7 @@ export async function backendHarness(purpose: string) {
       };
     },
     shaperStatus(replica: ReplicaProcess) {
-      const client = new ShaperServiceClient(replica.address, credentials.createInsecure());
+      const client = new ShaperServiceClient(replica.address, credentials.createInsecure(), auth.clientOptions);
       closers.push(() => client.close());
       return callUnary(client.status.bind(client), {}, new Metadata(), 2_000);
     },
@@ -140,6 +145,7 @@ export async function backendHarness(purpose: string) {
       await namespace.remove();
       await sql.unsafe(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
       await sql.close();
+      await auth.remove();
     },
   };
 }

@@ -2,7 +2,7 @@ import { PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import { credentials, Metadata } from "@grpc/grpc-js";
 import { CoreV1Api } from "@kubernetes/client-node";
 import { callUnary, ensureModelTables } from "@svc/component-runtime";
-import { ReplicaProcess } from "@svc/component-runtime/testing";
+import { componentAuthFixture, ReplicaProcess } from "@svc/component-runtime/testing";
 import { loadKubeConfig, makeKubeClient } from "@svc/kube";
 import { ORCHESTRATOR_MAIN } from "@svc/orchestrator";
 import { ComputeServiceClient } from "@svc/proto";
@@ -18,10 +18,12 @@ const TIMINGS = {
 
 /**
  * One orchestrator (postgres election) and compute replicas (k8s-lease on the stack's kube-apiserver, or "") as
- * real processes, over a schema of their own on the stack's PostgreSQL and a random prefix of the `svc-audit` bucket.
+ * real processes, over a schema of their own on the stack's PostgreSQL and a random prefix of the `svc-audit` bucket,
+ * behind service auth in a realm of their own (compute calls the orchestrator as the `svc-components` account).
  */
 export async function computeHarness(purpose: string) {
   const stack = stackEnv();
+  const auth = await componentAuthFixture(purpose);
   const schema = randomName(`t_${purpose}`).replaceAll("-", "_");
   const bucket = "svc-audit";
   const prefix = bucketPrefix(purpose);
@@ -43,6 +45,7 @@ export async function computeHarness(purpose: string) {
     SVC_COMPONENTS_PG_URL: stack.postgresUrl,
     SVC_COMPONENTS_PG_SCHEMA: schema,
     SVC_LOG_LEVEL: "info",
+    ...auth.env,
   };
   let orchestratorAddress = "";
 
@@ -141,7 +144,7 @@ export async function computeHarness(purpose: string) {
       return rows[0]?.state;
     },
     listShards(replica: ReplicaProcess) {
-      const client = new ComputeServiceClient(replica.address, credentials.createInsecure());
+      const client = new ComputeServiceClient(replica.address, credentials.createInsecure(), auth.clientOptions);
       clients.push(client);
       return callUnary(client.listShards.bind(client), {}, new Metadata(), 2000);
     },
@@ -153,6 +156,7 @@ export async function computeHarness(purpose: string) {
       await sql.unsafe(`DROP TABLE IF EXISTS ${schema}_lease`);
       await sql.close();
       s3.destroy();
+      await auth.remove();
     },
   };
 }

@@ -30,7 +30,9 @@ export async function endpointHarness(purpose: string) {
   const lock = leaseName("backend");
   const processes: ReplicaProcess[] = [];
   const clients: EndpointServiceClient[] = [];
-  const model = { SVC_COMPONENTS_PG_URL: stack.postgresUrl, SVC_COMPONENTS_PG_SCHEMA: schema };
+  // Every replica accepts the realm's tokens and calls the others as its `svc-components` service account.
+  const auth = { SVC_AUTH_ISSUER: issuer.issuer, SVC_AUTH_CLIENT_SECRET: issuer.componentsClientSecret };
+  const model = { SVC_COMPONENTS_PG_URL: stack.postgresUrl, SVC_COMPONENTS_PG_SCHEMA: schema, ...auth };
   const spawn = (pod: string, main: string, env: Record<string, string>) => {
     const replica = new ReplicaProcess(pod, main, env);
     processes.push(replica);
@@ -79,7 +81,7 @@ export async function endpointHarness(purpose: string) {
         SVC_ENDPOINT_SHAPER_REPLICAS: health(shaper),
         SVC_ENDPOINT_PROBE_MS: "100",
         SVC_ENDPOINT_ADMIN_PORT: "0",
-        SVC_AUTH_ISSUER: issuer.issuer,
+        ...auth,
       });
     },
     /** The endpoint's admin port, from its `started` line. */

@@ -95,6 +95,7 @@ export async function fullStack(purpose: string, options: { specTimings?: boolea
       prefix,
     },
     authIssuer: issuer.issuer,
+    componentsClientSecret: issuer.componentsClientSecret,
     grpcAddresses: { orchestrator: addresses("orchestrator"), shaper: addresses("shaper") },
     timings: fast ? "fast" : "spec",
   };

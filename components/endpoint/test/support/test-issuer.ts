@@ -7,6 +7,8 @@ import { issueToken } from "@svc/token";
  */
 export interface TestIssuer {
   issuer: string;
+  /** The secret of the realm's `svc-components` client: every component replica calls the others with its token. */
+  componentsClientSecret: string;
   tenant: string;
   /** The `principal_id` claim of the user holding `role` (the seed's `svc-<role>`). */
   principalOf(role: TestRole): string;
@@ -22,6 +24,7 @@ export async function startTestIssuer(tenant = "tenant-a"): Promise<TestIssuer> 
   const { url, realm: name, clientId, userPassword } = realm.seed;
   return {
     issuer: realm.issuer,
+    componentsClientSecret: realm.componentsClientSecret,
     tenant,
     principalOf: (role) => `svc-${role}`,
     async token(roles) {

@@ -1,7 +1,7 @@
 import { join } from "node:path";
-import { credentials, Metadata } from "@grpc/grpc-js";
+import { type ClientOptions, credentials, Metadata } from "@grpc/grpc-js";
 import { callUnary, ensureModelTables } from "@svc/component-runtime";
-import { ReplicaProcess } from "@svc/component-runtime/testing";
+import { type ComponentAuthFixture, ReplicaProcess } from "@svc/component-runtime/testing";
 import { OrchestratorServiceClient } from "@svc/proto";
 import { randomName, stackEnv } from "@svc/testkit";
 import { SQL } from "bun";
@@ -15,8 +15,11 @@ export const TEST_TIMINGS = {
   SVC_ELECTION_RETRY_PERIOD_SECONDS: "0.5",
 };
 
-/** Orchestrator replicas on the stack's PostgreSQL (postgres election), in a schema and lease table of their own. */
-export function orchestratorHarness(purpose: string) {
+/**
+ * Orchestrator replicas on the stack's PostgreSQL (postgres election), in a schema and lease table of their own,
+ * behind service auth in `auth`'s realm; the harness's clients call as the `svc-components` service account.
+ */
+export function orchestratorHarness(purpose: string, auth: ComponentAuthFixture) {
   const url = stackEnv().postgresUrl;
   const schema = randomName(`t_${purpose}`).replaceAll("-", "_");
   const leaseTable = `${schema}_lease`;
@@ -37,6 +40,7 @@ export function orchestratorHarness(purpose: string) {
         SVC_ORCHESTRATOR_TICK_MS: "200",
         SVC_ORCHESTRATOR_NODE_TIMEOUT_MS: "1500",
         SVC_LOG_LEVEL: "debug",
+        ...auth.env,
         ...TEST_TIMINGS,
         ...extra,
       };
@@ -46,10 +50,23 @@ export function orchestratorHarness(purpose: string) {
       replicas.push(replica);
       return replica;
     },
-    client(replica: ReplicaProcess) {
-      const client = new OrchestratorServiceClient(replica.address, credentials.createInsecure());
+    /**
+     * A client of `replica`: as the service account by default; with `as` (options without the token interceptor
+     * and a bearer token, or none) to show what the replica refuses.
+     */
+    client(replica: ReplicaProcess, as?: { options: ClientOptions; token?: string; tenantId: string }) {
+      const client = new OrchestratorServiceClient(
+        replica.address,
+        credentials.createInsecure(),
+        as ? as.options : auth.clientOptions,
+      );
       clients.push(client);
-      const md = () => new Metadata();
+      const md = () => {
+        const metadata = new Metadata();
+        if (as?.token) metadata.set("authorization", `Bearer ${as.token}`);
+        if (as) metadata.set("x-tenant-id", as.tenantId);
+        return metadata;
+      };
       return {
         addCompute: (nodeId: string, capacityShards = 0) =>
           callUnary(

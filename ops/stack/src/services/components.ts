@@ -43,6 +43,7 @@ function replicaEnv(ctx: StackContext, component: ServiceComponent, index: numbe
         prefix: key_prefix,
       },
       authIssuer: servicesIssuer(ctx),
+      componentsClientSecret: keycloak.exports(ctx).SVC_STACK_COMPONENTS_CLIENT_SECRET ?? "",
       grpcAddresses: {
         orchestrator: grpcAddresses(ctx.config, "orchestrator"),
         shaper: grpcAddresses(ctx.config, "shaper"),
