@@ -1,7 +1,7 @@
 import type { BlockCache } from "./block-cache.ts";
 import type { QueryLimits } from "./config.ts";
 import { AuditApiError } from "./errors.ts";
-import type { EventLocation, IndexReader } from "./index-reader.ts";
+import { type EventLocation, type IndexReader, TAIL_KEYS_PER_STATEMENT } from "./index-reader.ts";
 import { compareTimeId } from "./micro-time.ts";
 import { readLines } from "./object-reader.ts";
 import type { PagePosition, PageTokens } from "./page-token.ts";
@@ -95,6 +95,50 @@ function parseLine(line: Uint8Array, location: EventLocation): StoredRecord {
 }
 
 /**
+ * The index's rows after `after`, read `step` at a time; with `readAhead` the next rows are read while these are
+ * handled (an export; a list stops within its first rows: it would waste a read).
+ */
+async function* indexRows(
+  reader: IndexReader,
+  tenantId: string,
+  query: AuditQuery,
+  after: PagePosition | undefined,
+  step: number,
+  readAhead: boolean,
+): AsyncGenerator<EventLocation> {
+  let next: Promise<EventLocation[]> | undefined = reader.page(tenantId, query, after, step);
+  while (next) {
+    const rows: EventLocation[] = await next;
+    const more = rows.length === step;
+    const nextPage = () => reader.page(tenantId, query, rows.at(-1), step);
+    next = more && readAhead ? nextPage() : undefined;
+    next?.catch(() => {}); // awaited above on the next turn; not an unhandled rejection if the consumer stops
+    yield* rows;
+    if (more && !next) next = nextPage();
+  }
+}
+
+/**
+ * Index rows and fresh tail records (both sorted) merged in `(time, id)` order after `after`; an event in both comes
+ * once, as the index's.
+ */
+async function* mergeSorted(
+  rows: AsyncIterable<EventLocation> | Iterable<EventLocation>,
+  fresh: readonly TailRecord[],
+  after: PagePosition | undefined,
+): AsyncGenerator<Entry> {
+  let t = 0;
+  if (after) while (t < fresh.length && compareTimeId(fresh[t] as TailRecord, after) <= 0) t++;
+  for await (const location of rows) {
+    while (t < fresh.length && compareTimeId(fresh[t] as TailRecord, location) < 0)
+      yield { tail: fresh[t++] as TailRecord };
+    if (t < fresh.length && compareTimeId(fresh[t] as TailRecord, location) === 0) t++;
+    yield { location };
+  }
+  while (t < fresh.length) yield { tail: fresh[t++] as TailRecord };
+}
+
+/**
  * The query core shared by REST and gRPC: a tenant (always the verified caller's) and a checked request in, exact
  * totals and pages in the stable `(time, id)` order out, events read from the objects the index names — merged,
  * when a freshness tail is there, with the records the index does not hold yet (docs/audit-storage.md,
@@ -129,7 +173,7 @@ export class AuditQueries {
    * Index rows (fetched `step` at a time after `after`) and fresh tail records merged in `(time, id)` order; an
    * event in both (indexed meanwhile) comes once, as the index's.
    */
-  private async *merged(
+  private merged(
     reader: IndexReader,
     tenantId: string,
     query: AuditQuery,
@@ -138,25 +182,7 @@ export class AuditQueries {
     step: number,
     readAhead = false,
   ): AsyncGenerator<Entry> {
-    let t = 0;
-    if (after) while (t < fresh.length && compareTimeId(fresh[t] as TailRecord, after) <= 0) t++;
-    let next: Promise<EventLocation[]> | undefined = reader.page(tenantId, query, after, step);
-    while (next) {
-      const rows: EventLocation[] = await next;
-      const more = rows.length === step;
-      const nextPage = () => reader.page(tenantId, query, rows.at(-1), step);
-      // An export reads the next rows while these are handled (a list stops within them: it would waste a read).
-      next = more && readAhead ? nextPage() : undefined;
-      next?.catch(() => {}); // awaited above on the next turn; not an unhandled rejection if the consumer stops
-      for (const location of rows) {
-        while (t < fresh.length && compareTimeId(fresh[t] as TailRecord, location) < 0)
-          yield { tail: fresh[t++] as TailRecord };
-        if (t < fresh.length && compareTimeId(fresh[t] as TailRecord, location) === 0) t++;
-        yield { location };
-      }
-      if (more && !next) next = nextPage();
-    }
-    while (t < fresh.length) yield { tail: fresh[t++] as TailRecord };
+    return mergeSorted(indexRows(reader, tenantId, query, after, step, readAhead), fresh, after);
   }
 
   /**
@@ -180,23 +206,31 @@ export class AuditQueries {
     const { query, pageSize, pageToken } = request;
     const after = pageToken === "" ? undefined : this.tokens.decode(tenantId, query, pageToken);
     const snapshot = this.tail?.snapshot(tenantId, query) ?? [];
-    const take = async (reader: IndexReader) => {
-      const fresh = await this.freshTail(reader, tenantId, snapshot);
-      const entries: Entry[] = [];
-      for await (const entry of this.merged(reader, tenantId, query, after, fresh, pageSize + 1)) {
+    let totalCount: number;
+    let entries: Entry[];
+    if (snapshot.length <= TAIL_KEYS_PER_STATEMENT) {
+      // One statement, so one snapshot of the index: the count, the page (pageSize + 1 index rows suffice: tail
+      // records only add entries) and which tail records the index holds.
+      const { total, rows, indexed } = await this.index.countAndPage(tenantId, query, after, pageSize + 1, snapshot);
+      const fresh = indexed.size === 0 ? snapshot : snapshot.filter((_, i) => !indexed.has(i));
+      totalCount = total + fresh.length;
+      entries = [];
+      for await (const entry of mergeSorted(rows, fresh, after)) {
         entries.push(entry);
         if (entries.length > pageSize) break;
       }
-      return { totalCount: (await reader.count(tenantId, query)) + fresh.length, entries };
-    };
-    // With tail records in play, the count, the page and the lookup must see one snapshot of the index.
-    const { totalCount, entries } =
-      snapshot.length > 0
-        ? await this.index.consistent(take)
-        : await (async () => {
-            const { total, rows } = await this.index.countAndPage(tenantId, query, after, pageSize + 1);
-            return { totalCount: total, entries: rows.map((location): Entry => ({ location })) };
-          })();
+    } else {
+      // A tail too large for one statement's lookup: the count, the page and the lookups in one transaction.
+      ({ totalCount, entries } = await this.index.consistent(async (reader) => {
+        const fresh = await this.freshTail(reader, tenantId, snapshot);
+        const taken: Entry[] = [];
+        for await (const entry of this.merged(reader, tenantId, query, after, fresh, pageSize + 1)) {
+          taken.push(entry);
+          if (taken.length > pageSize) break;
+        }
+        return { totalCount: (await reader.count(tenantId, query)) + fresh.length, entries: taken };
+      }));
+    }
     const page = entries.slice(0, pageSize);
     const lines = await this.linesOf(page, true);
     const last = page.at(-1);

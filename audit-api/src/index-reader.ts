@@ -84,6 +84,9 @@ interface CountRow {
 const OBJECTS_KEPT = 10_000;
 const OBJECT_TTL_MS = 24 * 3_600_000;
 
+/** Tail keys looked up per statement (`indexed`, `countAndPage`). */
+export const TAIL_KEYS_PER_STATEMENT = 10_000;
+
 const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
 const MINUTE_MS = 60_000;
 const HOUR_MS = 3_600_000;
@@ -331,27 +334,43 @@ export class IndexReader {
 
   /**
    * `count` and `page` in one statement (one round trip and one statement for PostgreSQL per list call): the count
-   * row joined with the page's rows (none: one row without an id).
+   * row joined with the page's rows (none: one row without an id). With `tailKeys` (the freshness tail's `(time, id)`
+   * pairs, at most `TAIL_KEYS_PER_STATEMENT`), the same statement — so the same snapshot — also answers which of them
+   * the index holds (`indexed`: their positions in `tailKeys`), as `indexed` does.
    */
   async countAndPage(
     tenantId: string,
     query: AuditQuery,
     after: PagePosition | undefined,
     limit: number,
-  ): Promise<{ total: number; rows: EventLocation[] }> {
+    tailKeys: readonly { time: string; id: string }[] = [],
+  ): Promise<{ total: number; rows: EventLocation[]; indexed: Set<number> }> {
+    if (tailKeys.length > TAIL_KEYS_PER_STATEMENT) {
+      throw new RangeError(`countAndPage: more than ${TAIL_KEYS_PER_STATEMENT} tail keys`);
+    }
     const s = new Statement();
     const count = this.countParts(s, tenantId, query);
+    let indexedColumn = "NULL::text";
+    if (tailKeys.length > 0) {
+      const keys = JSON.stringify(tailKeys.map((k, n) => ({ time: k.time, id: k.id, n })));
+      indexedColumn =
+        `(SELECT jsonb_agg(k.n)::text FROM jsonb_to_recordset((${s.param(keys)}::text)::jsonb)` +
+        ` AS k(time timestamptz, id text, n int) JOIN ${this.events} e` +
+        ` ON e.tenant_id = ${s.param(tenantId)} AND e.time = k.time AND e.id = k.id)`;
+    }
     const text =
-      `SELECT c.edges, c.rolled, c.fp, p.* FROM ${count.from} c` +
+      `SELECT c.edges, c.rolled, c.fp, ${indexedColumn} AS indexed, p.* FROM ${count.from} c` +
       ` LEFT JOIN LATERAL (${this.pageText(s, tenantId, query, after, limit)}) p ON true ORDER BY p.us, p.t, p.id`;
-    let rows: (PageRow & CountRow)[];
+    let rows: (PageRow & CountRow & { indexed: string | null })[];
     try {
       rows = (await this.sql.unsafe(text, s.params)) as typeof rows;
     } catch (error) {
       throw indexFailed("page", error);
     }
-    const total = count.total(rows[0] as CountRow);
-    return { total, rows: await this.locations(rows[0]?.id === null ? [] : rows) };
+    const first = rows[0];
+    const total = count.total(first as CountRow);
+    const indexed = new Set<number>(first?.indexed ? (JSON.parse(first.indexed) as number[]) : []);
+    return { total, rows: await this.locations(first?.id === null ? [] : rows), indexed };
   }
 
   /** The objects of `rows` by id: from the cache, the missing ones read in one statement. */
@@ -397,8 +416,8 @@ export class IndexReader {
    */
   async indexed(tenantId: string, keys: readonly { time: string; id: string }[]): Promise<Set<string>> {
     const found = new Set<string>();
-    for (let start = 0; start < keys.length; start += 10_000) {
-      const chunk = keys.slice(start, start + 10_000).map((k) => ({ time: k.time, id: k.id }));
+    for (let start = 0; start < keys.length; start += TAIL_KEYS_PER_STATEMENT) {
+      const chunk = keys.slice(start, start + TAIL_KEYS_PER_STATEMENT).map((k) => ({ time: k.time, id: k.id }));
       const text =
         `SELECT ${TIME_TEXT} AS time, e.id` +
         ` FROM jsonb_to_recordset(($2::text)::jsonb) AS k(time timestamptz, id text)` +

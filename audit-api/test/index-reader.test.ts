@@ -280,7 +280,7 @@ describe("IndexReader.page", () => {
       undefined,
       5,
     );
-    expect(empty).toEqual({ total: 0, rows: [] });
+    expect(empty).toEqual({ total: 0, rows: [], indexed: new Set() });
   });
 
   test("times far from now (before 1970, past 2038, from 2106 on, year 9999) keep their microseconds and order", async () => {
