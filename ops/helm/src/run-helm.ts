@@ -1,37 +1,26 @@
 import { join } from "node:path";
 import { VERSIONS } from "@svc/stack";
 import { ensureHelm } from "./helm-tool.ts";
+import { type CommandRun, runCommand } from "./run-command.ts";
 
 /** The chart of this repository. */
 export const CHART_DIR = join(import.meta.dir, "..", "svc");
 
-export interface HelmRun {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+export type HelmRun = CommandRun;
 
 /** Runs the pinned helm (built on first use) with `args`; never throws on a non-zero exit. */
 export async function runHelm(args: string[], env: Record<string, string | undefined> = process.env): Promise<HelmRun> {
   const helm = await ensureHelm({ env });
   // helm keeps its own state under HELM_* directories; a render needs none of it, so it goes to a scratch place.
   const home = join(env.TMPDIR ?? "/tmp", "svc-helm-home");
-  const child = Bun.spawn([helm, ...args], {
+  return runCommand([helm, ...args], {
     env: {
       ...env,
       HELM_CACHE_HOME: join(home, "cache"),
       HELM_CONFIG_HOME: join(home, "config"),
       HELM_DATA_HOME: join(home, "data"),
     },
-    stdout: "pipe",
-    stderr: "pipe",
   });
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(child.stdout).text(),
-    new Response(child.stderr).text(),
-    child.exited,
-  ]);
-  return { code, stdout, stderr };
 }
 
 /**

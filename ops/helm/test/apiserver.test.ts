@@ -11,7 +11,7 @@ import { waitFor } from "@svc/common";
 import { createElector, keepLeaderLabel, leaderLabelOf } from "@svc/election";
 import { loadKubeConfig, makeKubeClient } from "@svc/kube";
 import { createTestNamespace, leaseName, stackEnv, tempDir } from "@svc/testkit";
-import { templateChart } from "../index.ts";
+import { runCommand, templateChart } from "../index.ts";
 import { parseManifests } from "./support/manifests.ts";
 
 // The stack's REAL kube-apiserver (RBAC on): the chart's objects are validated by it, and its RBAC objects are
@@ -34,18 +34,8 @@ const rbacFile = join(dir.path, "rbac.yaml");
 const rbacItems = manifests.filter((m) => RBAC_KINDS.includes(m.kind));
 await Bun.write(rbacFile, JSON.stringify({ apiVersion: "v1", kind: "List", items: rbacItems }));
 
-const kubectl = async (...args: string[]) => {
-  const child = Bun.spawn(["/usr/bin/kubectl", "--kubeconfig", kubeconfigPath, "-n", namespace, ...args], {
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(child.stdout).text(),
-    new Response(child.stderr).text(),
-    child.exited,
-  ]);
-  return { stdout, stderr, code };
-};
+const kubectl = (...args: string[]) =>
+  runCommand(["/usr/bin/kubectl", "--kubeconfig", kubeconfigPath, "-n", namespace, ...args]);
 
 afterAll(async () => {
   await kubectl("delete", "--ignore-not-found", "-f", rbacFile);

@@ -2,6 +2,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { cpSync, existsSync, mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { tempDir } from "@svc/testkit";
+import { runCommand } from "../index.ts";
 
 // No container engine here: what ops/images/Dockerfile does is run in a temp copy of the repository made the way
 // the build context is (the working tree minus .dockerignore), with the same scripts the Dockerfile runs.
@@ -20,21 +21,9 @@ const BAD_SETTING: Record<string, string> = {
   "audit-api": "SVC_AUDIT_HOST_PORT",
 };
 
-async function run(cmd: string[], cwd: string, env: Record<string, string> = {}) {
-  const child = Bun.spawn(cmd, {
-    cwd,
-    // Only PATH and HOME from this process: the stack's SVC_* settings must not leak into the services.
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...env },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(child.stdout).text(),
-    new Response(child.stderr).text(),
-    child.exited,
-  ]);
-  return { stdout, stderr, code };
-}
+const run = (cmd: string[], cwd: string, env: Record<string, string> = {}) =>
+  // Only PATH and HOME from this process: the stack's SVC_* settings must not leak into the services.
+  runCommand(cmd, { cwd, env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...env } });
 
 /** The build context: files git would not ignore, minus the .dockerignore patterns. */
 async function contextFiles(): Promise<string[]> {
