@@ -1,21 +1,6 @@
 import type { AdminClient } from "./admin-client.ts";
-import { ensure } from "./ensure.ts";
-import { IdpSeedError } from "./errors.ts";
+import { ensureClientRepresentation } from "./client-representation.ts";
 import type { SeedReporter } from "./seed-report.ts";
-
-interface ClientRepresentation {
-  id: string;
-  clientId: string;
-  [key: string]: unknown;
-}
-
-/** The client's internal id, or undefined when the realm has no client with that client id. */
-export async function findClientId(admin: AdminClient, realm: string, clientId: string): Promise<string | undefined> {
-  const found = await admin.getList<ClientRepresentation>(
-    `/${encodeURIComponent(realm)}/clients?clientId=${encodeURIComponent(clientId)}`,
-  );
-  return found.find((c) => c.clientId === clientId)?.id;
-}
 
 /**
  * The public CLI client: password grant only (no browser flow), all realm roles in its tokens. Returns its
@@ -27,7 +12,6 @@ export async function ensureClient(
   clientId: string,
   reporter: SeedReporter,
 ): Promise<string> {
-  const base = `/${encodeURIComponent(realm)}/clients`;
   const desired = {
     clientId,
     name: clientId,
@@ -40,25 +24,6 @@ export async function ensureClient(
     serviceAccountsEnabled: false,
     fullScopeAllowed: true,
   };
-  const read = async () => {
-    const id = await findClientId(admin, realm, clientId);
-    return id === undefined ? undefined : admin.get<ClientRepresentation>(`${base}/${id}`);
-  };
-  const action = await ensure({
-    desired,
-    read,
-    create: () => admin.post(base, desired),
-    update: (current) => {
-      const { protocolMappers: _mappers, ...rest } = current;
-      return admin.put(`${base}/${current.id}`, { ...rest, ...desired });
-    },
-  });
-  reporter.record("client", clientId, action);
-  const id = await findClientId(admin, realm, clientId);
-  if (id === undefined) {
-    throw new IdpSeedError("IDP_ADMIN_REQUEST_FAILED", `client ${clientId} is missing right after it was created`, {
-      subject: base,
-    });
-  }
+  const { id } = await ensureClientRepresentation(admin, realm, desired, reporter);
   return id;
 }

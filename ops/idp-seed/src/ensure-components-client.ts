@@ -1,16 +1,9 @@
 import type { AdminClient } from "./admin-client.ts";
-import { ensure } from "./ensure.ts";
-import { findClientId } from "./ensure-client.ts";
+import { type ClientRepresentation, ensureClientRepresentation, putClient } from "./client-representation.ts";
 import { audienceMapper, type DesiredMapper, ensureMappers } from "./ensure-protocol-mappers.ts";
 import { IdpSeedError } from "./errors.ts";
 import { COMPONENTS_CLIENT } from "./seed-plan.ts";
 import type { SeedReporter } from "./seed-report.ts";
-
-interface ClientRepresentation {
-  id: string;
-  clientId: string;
-  [key: string]: unknown;
-}
 
 interface RoleRepresentation {
   id: string;
@@ -70,26 +63,7 @@ export async function ensureComponentsClient(
     directAccessGrantsEnabled: false,
     fullScopeAllowed: true,
   };
-  const read = async () => {
-    const id = await findClientId(admin, realm, clientId);
-    return id === undefined ? undefined : admin.get<ClientRepresentation>(`${base}/${id}`);
-  };
-  const action = await ensure({
-    desired,
-    read,
-    create: () => admin.post(base, { ...desired, secret }),
-    update: (current) => {
-      const { protocolMappers: _mappers, ...rest } = current;
-      return admin.put(`${base}/${current.id}`, { ...rest, ...desired });
-    },
-  });
-  reporter.record("client", clientId, action);
-  const id = await findClientId(admin, realm, clientId);
-  if (id === undefined) {
-    throw new IdpSeedError("IDP_ADMIN_REQUEST_FAILED", `client ${clientId} is missing right after it was created`, {
-      subject: base,
-    });
-  }
+  const { id, action } = await ensureClientRepresentation(admin, realm, desired, reporter, { secret });
   const path = `${base}/${id}`;
 
   // the secret: set on create; afterwards compared with what Keycloak holds and replaced when it differs
@@ -98,8 +72,7 @@ export async function ensureComponentsClient(
     secretAction = "unchanged";
     if ((await currentSecret(admin, path)) !== secret) {
       const current = await admin.get<ClientRepresentation>(path);
-      const { protocolMappers: _mappers, ...rest } = current ?? { id, clientId };
-      await admin.put(path, { ...rest, ...desired, secret });
+      await putClient(admin, path, current ?? { id, clientId }, { ...desired, secret });
       secretAction = "updated";
     }
   }

@@ -1,6 +1,6 @@
 import type { AdminClient } from "./admin-client.ts";
+import { findClientId } from "./client-representation.ts";
 import { ensure } from "./ensure.ts";
-import { findClientId } from "./ensure-client.ts";
 import { IdpSeedError } from "./errors.ts";
 import { passwordWorks } from "./password-works.ts";
 import type { SeedUser } from "./seed-plan.ts";
