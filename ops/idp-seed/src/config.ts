@@ -42,6 +42,16 @@ export const SEED_DEFAULTS = {
   tenantId: "tenant-local",
 } as const;
 
+/** `value` of `variable` (undefined: none given and no local default, the IdP at `url` not being on the local host). */
+function requiredOffLocalHost(variable: string, value: string | undefined, url: string): string {
+  if (value !== undefined) return value;
+  throw new IdpSeedError(
+    "IDP_SEED_CONFIG_INVALID",
+    `${variable}: required for an IdP that is not on the local host (${url})`,
+    { subject: variable },
+  );
+}
+
 /** Parses the seed's options from an environment object; a bad or missing value names its variable. */
 export function parseSeedConfig(env: Record<string, string | undefined>): SeedOptions {
   const endpoint = parseIdpEndpoint(env);
@@ -56,22 +66,16 @@ export function parseSeedConfig(env: Record<string, string | undefined>): SeedOp
     throw new IdpSeedError("IDP_SEED_CONFIG_INVALID", `${field}: ${first.message}`, { subject: field });
   }
   const valid = picked as SeedEnv;
-  const userPassword = localUserPassword(valid.IDP_LOCAL_USER_PASSWORD, endpoint.url);
-  if (userPassword === undefined) {
-    throw new IdpSeedError(
-      "IDP_SEED_CONFIG_INVALID",
-      `IDP_LOCAL_USER_PASSWORD: required for an IdP that is not on the local host (${endpoint.url})`,
-      { subject: "IDP_LOCAL_USER_PASSWORD" },
-    );
-  }
-  const componentsSecret = componentsClientSecret(valid.IDP_COMPONENTS_CLIENT_SECRET, endpoint.url);
-  if (componentsSecret === undefined) {
-    throw new IdpSeedError(
-      "IDP_SEED_CONFIG_INVALID",
-      `IDP_COMPONENTS_CLIENT_SECRET: required for an IdP that is not on the local host (${endpoint.url})`,
-      { subject: "IDP_COMPONENTS_CLIENT_SECRET" },
-    );
-  }
+  const userPassword = requiredOffLocalHost(
+    "IDP_LOCAL_USER_PASSWORD",
+    localUserPassword(valid.IDP_LOCAL_USER_PASSWORD, endpoint.url),
+    endpoint.url,
+  );
+  const componentsSecret = requiredOffLocalHost(
+    "IDP_COMPONENTS_CLIENT_SECRET",
+    componentsClientSecret(valid.IDP_COMPONENTS_CLIENT_SECRET, endpoint.url),
+    endpoint.url,
+  );
   return {
     ...endpoint,
     adminUser: valid.IDP_BOOTSTRAP_ADMIN_USER ?? SEED_DEFAULTS.adminUser,
