@@ -16,5 +16,6 @@ export { bucketPrefix, leaseName, randomName, realmUserName, topicName } from ".
 export { type PrivateServers, startPrivateServers } from "./src/private-servers.ts";
 export { type PrivateStack, preparePrivateStack } from "./src/private-stack.ts";
 export { type SeededRealm, seedTestRealm } from "./src/seeded-realm.ts";
+export { serviceAccountKubeConfig } from "./src/service-account-config.ts";
 export { type StackEnv, stackEnv } from "./src/stack-env.ts";
 export { type TempDir, tempDir } from "./src/temp-dir.ts";

@@ -4,13 +4,13 @@ import {
   AuthorizationV1Api,
   CoordinationV1Api,
   CoreV1Api,
-  KubeConfig,
+  type KubeConfig,
   type V1ResourceAttributes,
 } from "@kubernetes/client-node";
 import { waitFor } from "@svc/common";
 import { createElector, keepLeaderLabel, leaderLabelOf } from "@svc/election";
 import { loadKubeConfig, makeKubeClient } from "@svc/kube";
-import { createTestNamespace, leaseName, stackEnv, tempDir } from "@svc/testkit";
+import { createTestNamespace, leaseName, serviceAccountKubeConfig, stackEnv, tempDir } from "@svc/testkit";
 import { runCommand, templateChart } from "../index.ts";
 import { parseManifests } from "./support/manifests.ts";
 
@@ -64,25 +64,6 @@ test("a broken object is refused by the same dry run (the check can fail)", asyn
   expect(run.stderr).toContain("spec.replicas: Invalid value: -2");
 });
 
-/** A kubeconfig for the chart's ServiceAccount `account` in the test namespace (a TokenRequest token). */
-async function accountConfig(account: string): Promise<KubeConfig> {
-  const token = await core.createNamespacedServiceAccountToken({
-    name: account,
-    namespace,
-    body: { spec: { audiences: [], expirationSeconds: 3600 } },
-  });
-  const cluster = admin.getCurrentCluster();
-  if (!cluster || !token.status?.token) throw new Error("no cluster or no token");
-  const kubeconfig = new KubeConfig();
-  kubeconfig.loadFromOptions({
-    clusters: [cluster],
-    users: [{ name: account, token: token.status.token }],
-    contexts: [{ name: "sa", cluster: cluster.name, user: account, namespace }],
-    currentContext: "sa",
-  });
-  return kubeconfig;
-}
-
 const allowed = async (kubeconfig: KubeConfig, attributes: V1ResourceAttributes) => {
   const review = await makeKubeClient(kubeconfig, AuthorizationV1Api).createSelfSubjectAccessReview({
     body: { spec: { resourceAttributes: { namespace, ...attributes } } },
@@ -95,7 +76,7 @@ test("under the chart's ServiceAccount and Role, the real elector takes the Leas
   expect(applied.stderr).toBe("");
   expect(applied.code).toBe(0);
   const account = `${RELEASE}-orchestrator`;
-  const identity = await accountConfig(account);
+  const identity = await serviceAccountKubeConfig(admin, namespace, account);
   const label = leaderLabelOf("orchestrator");
   for (const pod of ["orchestrator-0", "orchestrator-1"]) {
     await core.createNamespacedPod({
@@ -153,7 +134,7 @@ test("endpoint's ServiceAccount lists the labelled Pods (its discovery) and cann
   const applied = await kubectl("apply", "-f", rbacFile);
   expect(applied.stderr).toBe("");
   expect(applied.code).toBe(0);
-  const identity = await accountConfig(`${RELEASE}-endpoint`);
+  const identity = await serviceAccountKubeConfig(admin, namespace, `${RELEASE}-endpoint`);
   const pods = await makeKubeClient(identity, CoreV1Api).listNamespacedPod({
     namespace,
     labelSelector: `${leaderLabelOf("backend")}=true`,

@@ -1,12 +1,13 @@
 import { join } from "node:path";
 import {
   CoreV1Api,
-  KubeConfig,
+  type KubeConfig,
   RbacAuthorizationV1Api,
   type V1Role,
   type V1RoleBinding,
 } from "@kubernetes/client-node";
 import { makeKubeClient } from "@svc/kube";
+import { serviceAccountKubeConfig } from "@svc/testkit";
 
 const RBAC_FILE = join(import.meta.dir, "../../../../ops/k8s/election-rbac.yaml");
 
@@ -23,23 +24,9 @@ export async function electionIdentity(admin: KubeConfig, namespace: string) {
   await rbac.createNamespacedRoleBinding({ namespace, body: binding });
   const account = "svc-orchestrator";
   await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name: account } } });
-  const token = await core.createNamespacedServiceAccountToken({
-    name: account,
-    namespace,
-    body: { spec: { audiences: [], expirationSeconds: 3600 } },
-  });
-  const cluster = admin.getCurrentCluster();
-  if (!cluster || !token.status?.token) throw new Error("no cluster or no token");
-  const kubeconfig = new KubeConfig();
-  kubeconfig.loadFromOptions({
-    clusters: [cluster],
-    users: [{ name: account, token: token.status.token }],
-    contexts: [{ name: "sa", cluster: cluster.name, user: account, namespace }],
-    currentContext: "sa",
-  });
+  const kubeconfig = await serviceAccountKubeConfig(admin, namespace, account);
   return {
     kubeconfig,
-    token: token.status.token,
     async remove() {
       await rbac.deleteNamespacedRoleBinding({ name: binding.metadata?.name ?? "", namespace });
       await rbac.deleteNamespacedRole({ name: role.metadata?.name ?? "", namespace });
