@@ -23,6 +23,7 @@ import {
   MAX_BEARER_TOKEN_LENGTH,
   parseAuthConfig,
 } from "../index.ts";
+import { jsonMethod } from "./support/json-method.ts";
 import { sendRawGrpcCall } from "./support/raw-http2.ts";
 import {
   captureLogger,
@@ -34,31 +35,10 @@ import {
   testConfig,
 } from "./support/test-issuer.ts";
 
-const json = {
-  serialize: (value: unknown) => Buffer.from(JSON.stringify(value)),
-  deserialize: (bytes: Buffer) => JSON.parse(bytes.toString()) as unknown,
-};
-
 /** A small JSON-coded service: one unary and one server-streaming method. */
 const definition: ServiceDefinition = {
-  list_events: {
-    path: "/test.AuditService/list_events",
-    requestStream: false,
-    responseStream: false,
-    requestSerialize: json.serialize,
-    requestDeserialize: json.deserialize,
-    responseSerialize: json.serialize,
-    responseDeserialize: json.deserialize,
-  },
-  export_events: {
-    path: "/test.AuditService/export_events",
-    requestStream: false,
-    responseStream: true,
-    requestSerialize: json.serialize,
-    requestDeserialize: json.deserialize,
-    responseSerialize: json.serialize,
-    responseDeserialize: json.deserialize,
-  },
+  list_events: jsonMethod("/test.AuditService/list_events", false),
+  export_events: jsonMethod("/test.AuditService/export_events", true),
 };
 
 type ClientWith = Client & {

@@ -12,20 +12,9 @@ import {
 } from "@grpc/grpc-js";
 import { bindGrpcServer } from "@svc/common";
 import { type AuthCore, authorizeService, callerOf } from "../../index.ts";
+import { jsonMethod } from "./json-method.ts";
 
-const json = {
-  serialize: (value: unknown) => Buffer.from(JSON.stringify(value)),
-  deserialize: (bytes: Buffer) => JSON.parse(bytes.toString()) as unknown,
-};
-const method = (name: string, responseStream: boolean) => ({
-  path: `/test.ComputeService/${name}`,
-  requestStream: false,
-  responseStream,
-  requestSerialize: json.serialize,
-  requestDeserialize: json.deserialize,
-  responseSerialize: json.serialize,
-  responseDeserialize: json.deserialize,
-});
+const method = (name: string, responseStream: boolean) => jsonMethod(`/test.ComputeService/${name}`, responseStream);
 
 /** A small JSON-coded internal service: one unary and one server-streaming method, both `component.rpc`. */
 const definition: ServiceDefinition = { add_compute: method("add_compute", false), watch: method("watch", true) };
