@@ -5,13 +5,7 @@
  */
 import { afterAll, afterEach, beforeAll, expect, test } from "bun:test";
 import { status } from "@grpc/grpc-js";
-import {
-  createAuthCore,
-  createServiceTokenSource,
-  parseAuthConfig,
-  type ServiceTokenSource,
-  serviceTokenInterceptor,
-} from "../index.ts";
+import { createAuthCore, parseAuthConfig, serviceTokenInterceptor } from "../index.ts";
 import { componentServiceHarness, streamed, unary } from "./support/component-service.ts";
 import {
   type StandInTokenIdp,
@@ -20,20 +14,12 @@ import {
   unreachableIssuer,
 } from "./support/stand-in-token-idp.ts";
 import { captureLogger, DISABLED_ENV } from "./support/test-issuer.ts";
+import { serviceTokenSources } from "./support/token-sources.ts";
 
 const harness = componentServiceHarness();
 const { seen, client } = harness;
-const sources: ServiceTokenSource[] = [];
-
-function tokenSource(issuer: string, withCredentials = true): ServiceTokenSource {
-  const source = createServiceTokenSource({
-    issuer,
-    credentials: withCredentials ? { clientId: "svc-components", clientSecret: "interceptor-test-secret" } : undefined,
-    logger: captureLogger().logger,
-  });
-  sources.push(source);
-  return source;
-}
+const sources = serviceTokenSources({ clientId: "svc-components", clientSecret: "interceptor-test-secret" });
+const tokenSource = (issuer: string, withCredentials = true) => sources.open({ issuer, withCredentials }).source;
 
 let idp: StandInTokenIdp;
 let address: string;
@@ -47,7 +33,7 @@ afterEach(() => idp.setMode("ok"));
 afterAll(async () => {
   stopUnreachableIssuers();
   harness.close();
-  for (const s of sources) s.close();
+  sources.closeAll();
   await idp.stop();
 });
 

@@ -5,13 +5,7 @@
 import { afterAll, afterEach, beforeAll, expect, test } from "bun:test";
 import { waitFor } from "@svc/common";
 import { rejectionOf } from "@svc/testkit";
-import {
-  AuthConfigError,
-  AuthError,
-  createAuthCore,
-  createServiceTokenSource,
-  type ServiceTokenSource,
-} from "../index.ts";
+import { AuthConfigError, AuthError, createAuthCore } from "../index.ts";
 import {
   type StandInTokenIdp,
   startStandInTokenIdp,
@@ -19,16 +13,17 @@ import {
   unreachableIssuer,
 } from "./support/stand-in-token-idp.ts";
 import { captureLogger, startTestIssuer, testConfig } from "./support/test-issuer.ts";
+import { serviceTokenSources } from "./support/token-sources.ts";
 
 const credentials = { clientId: "svc-components", clientSecret: "stand-in-secret-value" };
+const sources = serviceTokenSources(credentials);
 
 let idp: StandInTokenIdp;
-const opened: ServiceTokenSource[] = [];
 beforeAll(async () => {
   idp = await startStandInTokenIdp();
 });
 afterEach(() => {
-  for (const source of opened.splice(0)) source.close();
+  sources.closeAll();
   idp.setMode("ok");
   idp.setExpiresIn(300);
 });
@@ -37,17 +32,8 @@ afterAll(() => {
   return idp.stop();
 });
 
-function source(options: { issuer?: string; refreshAt?: number; withCredentials?: boolean } = {}) {
-  const capture = captureLogger();
-  const created = createServiceTokenSource({
-    issuer: options.issuer ?? idp.issuer,
-    credentials: options.withCredentials === false ? undefined : credentials,
-    refreshAt: options.refreshAt,
-    logger: capture.logger,
-  });
-  opened.push(created);
-  return { source: created, log: capture.text };
-}
+const source = (options: { issuer?: string; refreshAt?: number; withCredentials?: boolean } = {}) =>
+  sources.open({ ...options, issuer: options.issuer ?? idp.issuer });
 
 test("auth disabled (no credentials): an empty token and tenant svc-internal, and the IdP is never asked", async () => {
   const before = { ...idp.counts };
