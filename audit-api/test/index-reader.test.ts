@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ensureIndexSchema, writeBatchIndex } from "@svc/queue-consumer";
 import { stackEnv } from "@svc/testkit";
 import { SQL } from "bun";
-import { IndexReader, wholeHours, wholeMinutes } from "../src/index-reader.ts";
+import { IndexReader, inPageOrder, wholeHours, wholeMinutes } from "../src/index-reader.ts";
 import type { AuditQuery } from "../src/query-request.ts";
 import { RollupSums } from "../src/rollup-sums.ts";
 import { sealBatch, storageNames, type TestRecord } from "./support/stored-data.ts";
@@ -127,6 +127,37 @@ describe("wholeMinutes / wholeHours", () => {
     expect(minutes).toEqual({ from: "2026-11-23T09:11:00Z", to: "2026-11-23T09:59:00Z" });
     const hours = wholeHours(minutes.from, minutes.to);
     expect(hours.from >= hours.to).toBe(true);
+  });
+});
+
+describe("inPageOrder", () => {
+  const row = (us: number | null, t: string | null, id: string) => ({
+    id,
+    us,
+    t,
+    object_id: 1,
+    byte_start: 0,
+    byte_length: 1,
+  });
+  test("(time, id) order from the raw columns: float times before text ones, ids by their UTF-8 bytes", () => {
+    expect(inPageOrder([])).toBe(true);
+    expect(
+      inPageOrder([
+        row(1, null, "b"),
+        row(2, null, "a"),
+        row(2, null, "b"),
+        row(null, "2106-01-01T00:00:00.000000Z", "a"),
+      ]),
+    ).toBe(true);
+    expect(inPageOrder([row(2, null, "a"), row(1, null, "b")])).toBe(false);
+    expect(inPageOrder([row(1, null, "b"), row(1, null, "a")])).toBe(false);
+    expect(inPageOrder([row(null, "2106-01-01T00:00:00.000000Z", "a"), row(5, null, "a")])).toBe(false);
+    expect(
+      inPageOrder([row(null, "2107-01-01T00:00:00.000000Z", "a"), row(null, "2106-01-01T00:00:00.000000Z", "b")]),
+    ).toBe(false);
+    // U+FF21 sorts before U+1F600 in UTF-8 (and PostgreSQL's C order), after it in UTF-16 code units
+    expect(inPageOrder([row(1, null, "\uff21"), row(1, null, "\u{1f600}")])).toBe(true);
+    expect(inPageOrder([row(1, null, "\u{1f600}"), row(1, null, "\uff21")])).toBe(false);
   });
 });
 
