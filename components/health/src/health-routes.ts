@@ -1,3 +1,4 @@
+import type { MetricsSource } from "@svc/common";
 import { Elysia } from "elysia";
 import type { HealthState } from "./health-state.ts";
 
@@ -7,12 +8,6 @@ export interface EndpointDiagnostics {
   deps: () => Promise<Record<string, unknown>>;
   /** HA diagnostics. */
   ha: () => Promise<Record<string, unknown>>;
-}
-
-/** What `/metrics` serves (Prometheus text): a prom-client `Registry` fits. */
-export interface MetricsSource {
-  metrics(): Promise<string>;
-  readonly contentType: string;
 }
 
 const status = (ok: boolean) => (ok ? 200 : 503);

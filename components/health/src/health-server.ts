@@ -1,4 +1,5 @@
-import { type EndpointDiagnostics, healthRoutes, type MetricsSource } from "./health-routes.ts";
+import type { MetricsSource } from "@svc/common";
+import { type EndpointDiagnostics, healthRoutes } from "./health-routes.ts";
 import type { HealthState } from "./health-state.ts";
 
 /** The spec's example port of the health endpoints. */
