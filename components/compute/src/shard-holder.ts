@@ -1,6 +1,7 @@
 import { GetObjectCommand, type S3Client } from "@aws-sdk/client-s3";
 import { tableOf } from "@svc/component-runtime";
 import { dutyCounter } from "@svc/component-runtime/metrics";
+import { ElectionError, withRequestTimeout } from "@svc/election";
 import type { SQL } from "bun";
 import { COMPUTE_ERROR_CODES, ComputeError } from "./errors.ts";
 
@@ -76,23 +77,17 @@ export class ShardHolder {
     return failures;
   }
 
+  /** `load` within `loadTimeoutMs`: the S3 GET is aborted then, and the load given up even if it ignored the abort. */
   private async loadWithin(id: string): Promise<LoadedShard> {
-    const signal = AbortSignal.timeout(this.loadTimeoutMs);
-    let onAbort = () => {};
-    const expired = new Promise<never>((_, reject) => {
-      onAbort = () =>
-        reject(
-          new ComputeError("COMPUTE_SHARD_UNREADABLE", `${id}: not loaded within ${this.loadTimeoutMs} ms`, {
-            subject: id,
-            canRetry: true,
-          }),
-        );
-      signal.addEventListener("abort", onAbort, { once: true });
-    });
     try {
-      return await Promise.race([this.load(id, signal), expired]);
-    } finally {
-      signal.removeEventListener("abort", onAbort);
+      return await withRequestTimeout(id, this.loadTimeoutMs, (signal) => this.load(id, signal));
+    } catch (error) {
+      if (!(error instanceof ElectionError && error.code === "ELECTION_REQUEST_TIMEOUT")) throw error;
+      throw new ComputeError("COMPUTE_SHARD_UNREADABLE", `${id}: not loaded within ${this.loadTimeoutMs} ms`, {
+        subject: id,
+        canRetry: true,
+        cause: error,
+      });
     }
   }
 
