@@ -1,3 +1,3 @@
-export { ensureHelm, HELM_TOOL, helmPath } from "./src/helm-tool.ts";
+export { ensureHelm } from "./src/helm-tool.ts";
 export { type CommandRun, runCommand } from "./src/run-command.ts";
 export { CHART_DIR, type HelmRun, KUBE_VERSION, runHelm, setArgs, templateChart } from "./src/run-helm.ts";

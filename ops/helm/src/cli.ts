@@ -1,6 +1,6 @@
 // `bun run ops/helm/src/cli.ts [helm arguments…]`: builds the pinned helm once into the cache (progress on stderr)
 // and runs it with the arguments given; with none, prints the binary's path.
-import { createProgress } from "../../stack/src/progress.ts";
+import { createProgress } from "@svc/stack";
 import { ensureHelm } from "./helm-tool.ts";
 
 const helm = await ensureHelm({ progress: createProgress() });

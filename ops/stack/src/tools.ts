@@ -23,6 +23,8 @@ const GO_TOOLS = {
   },
   /** client-go's own leader election, the peer of bench:failover. */
   "leader-peer": { name: "leader-peer", moduleDir: join(TOOLS_DIR, "leader-peer"), pkg: ".", sources: ["main.go"] },
+  /** Helm v3 (ops/helm): the chart's lint, render and server dry-run tests. */
+  helm: { name: "helm", moduleDir: join(TOOLS_DIR, "helm"), pkg: "helm.sh/helm/v3/cmd/helm" },
 } satisfies Record<string, GoTool>;
 
 const DEBIAN_TOOLS = {
