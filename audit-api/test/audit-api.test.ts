@@ -4,7 +4,6 @@
  * API's REST and gRPC servers on port 0.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { S3Client } from "@aws-sdk/client-s3";
 import { credentials, Metadata, type ServiceError, status } from "@grpc/grpc-js";
 import {
   AuditServiceClient,
@@ -15,23 +14,14 @@ import {
   type ListEventsRequest,
   type ListEventsResponse,
 } from "@svc/proto";
-import { ensureIndexSchema } from "@svc/queue-consumer";
-import { rejectionOf, type SeededRealm, seedTestRealm, stackEnv } from "@svc/testkit";
+import { rejectionOf, type SeededRealm, seedTestRealm } from "@svc/testkit";
 import { issueToken } from "@svc/token";
-import { SQL } from "bun";
 import { pino } from "pino";
 import { type AuditApi, parseAuditApiConfig, startAuditApi } from "../index.ts";
-import {
-  apiEnv,
-  byTimeThenId,
-  sealBatch,
-  storageNames,
-  storeBatch,
-  type TestRecord,
-  testS3,
-} from "./support/stored-data.ts";
+import { apiEnv, byTimeThenId, sealBatch, storeBatch, type TestRecord, testStorage } from "./support/stored-data.ts";
 
-const names = storageNames("main");
+const storage = testStorage("main");
+const { names, sql, s3 } = storage;
 const OTHER_TENANT = "other-tenant";
 const BASE_MS = Date.parse("2026-03-01T10:00:20Z");
 const ACTIONS = ["/audit.v2.AuditService/list_events", "/svc.Endpoint/Search", "/kms.Keys/Rotate"];
@@ -39,8 +29,6 @@ const RESULTS = ["OK", "PERMISSION_DENIED"];
 const PRINCIPALS = ["svc-security", "svc-app", ""];
 
 let realm: SeededRealm;
-let sql: SQL;
-let s3: S3Client;
 let api: AuditApi;
 let replica: AuditApi;
 let tenant: string;
@@ -72,9 +60,7 @@ async function bearer(user: string, scope?: string): Promise<string> {
 beforeAll(async () => {
   realm = await seedTestRealm("audit-api");
   tenant = realm.seed.tenantId;
-  sql = new SQL({ url: stackEnv().postgresUrl, max: 2 });
-  s3 = testS3();
-  await ensureIndexSchema(sql, names.schema);
+  await storage.create();
   // 240 events of this tenant over about 6.5 minutes (ties every 8th: same time, ids decide), 30 of another.
   mine = [];
   let t = BASE_MS;
@@ -108,9 +94,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await api?.stop();
   await replica?.stop();
-  await sql?.unsafe(`DROP SCHEMA IF EXISTS "${names.schema}" CASCADE`);
-  await sql?.close();
-  s3?.destroy();
+  await storage.remove();
   await realm?.remove();
 });
 

@@ -5,20 +5,18 @@
  * the cache while a list's page goes through it.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { PutObjectCommand, type S3Client } from "@aws-sdk/client-s3";
-import { ensureIndexSchema } from "@svc/queue-consumer";
-import { rejectionOf, stackEnv } from "@svc/testkit";
-import { SQL } from "bun";
+import { PutObjectCommand } from "@aws-sdk/client-s3";
+import { rejectionOf } from "@svc/testkit";
 import { AuditApiError, AuditQueries, BlockCache, IndexReader, PageTokens, VersionReader } from "../index.ts";
 import { minioProxy, s3At } from "./support/minio-proxy.ts";
-import { sampleRecord, sealBatch, storageNames, storeBatch, testS3 } from "./support/stored-data.ts";
+import { sampleRecord, sealBatch, storeBatch, testStorage } from "./support/stored-data.ts";
 
 const BUCKET = "svc-audit";
-const names = storageNames("blocks");
+const storage = testStorage("blocks");
+const { names, sql, s3 } = storage;
 const key = `${names.keyPrefix}blocks.bin`;
 /** 10 blocks of 1 KiB and a short last one. */
 const content = Buffer.from(Array.from({ length: 10 * 1024 + 300 }, (_, i) => (i * 7 + (i >> 10)) & 0xff));
-let s3: S3Client;
 let versionId: string;
 const proxies: { stop(): void }[] = [];
 
@@ -34,14 +32,14 @@ function same(bytes: Uint8Array, start: number, end: number): void {
 }
 
 beforeAll(async () => {
-  s3 = testS3();
+  await storage.create();
   const put = await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: content }));
   versionId = put.VersionId as string;
 });
 
-afterAll(() => {
+afterAll(async () => {
   for (const proxy of proxies) proxy.stop();
-  s3?.destroy();
+  await storage.remove();
 });
 
 test("ranges within and across blocks, and the short last block, answered exactly; a block read once is not read again", async () => {
@@ -105,50 +103,41 @@ test("a budget or block size of 0 is refused", () => {
 });
 
 test("a list's page is read through the cache; an export reads past it", async () => {
-  const sql = new SQL({ url: stackEnv().postgresUrl, max: 2 });
-  try {
-    await ensureIndexSchema(sql, names.schema);
-    const tenant = "tenant-blocks";
-    const T0 = Date.parse("2026-05-05T05:05:05Z");
-    const records = Array.from({ length: 20 }, (_, i) =>
-      sampleRecord(`b-${String(i).padStart(2, "0")}`, tenant, T0 + i),
-    );
-    await storeBatch(sql, s3, names, sealBatch(names.topic, 0, 0n, records));
-    const limits = {
-      defaultPageSize: 5,
-      maxPageSize: 100,
-      maxExportEvents: 100,
-      maxExportBytes: 1 << 20,
-      rangeMergeBytes: 0,
-    };
-    const query = { start: "2026-05-05T00:00:00Z", end: "2026-05-06T00:00:00Z" };
-    const make = () => {
-      const reader = new VersionReader(s3);
-      const cache = new BlockCache(reader, 1 << 20);
-      return {
+  const tenant = "tenant-blocks";
+  const T0 = Date.parse("2026-05-05T05:05:05Z");
+  const records = Array.from({ length: 20 }, (_, i) => sampleRecord(`b-${String(i).padStart(2, "0")}`, tenant, T0 + i));
+  await storeBatch(sql, s3, names, sealBatch(names.topic, 0, 0n, records));
+  const limits = {
+    defaultPageSize: 5,
+    maxPageSize: 100,
+    maxExportEvents: 100,
+    maxExportBytes: 1 << 20,
+    rangeMergeBytes: 0,
+  };
+  const query = { start: "2026-05-05T00:00:00Z", end: "2026-05-06T00:00:00Z" };
+  const make = () => {
+    const reader = new VersionReader(s3);
+    const cache = new BlockCache(reader, 1 << 20);
+    return {
+      cache,
+      queries: new AuditQueries(
+        new IndexReader(sql, names.schema),
+        reader,
+        new PageTokens("k".repeat(32)),
+        limits,
+        undefined,
         cache,
-        queries: new AuditQueries(
-          new IndexReader(sql, names.schema),
-          reader,
-          new PageTokens("k".repeat(32)),
-          limits,
-          undefined,
-          cache,
-        ),
-      };
+      ),
     };
-    const exporting = make();
-    const exported = await exporting.queries.export(tenant, query);
-    expect(exported.totalCount).toBe(20);
-    expect(exporting.cache.bytes).toBe(0);
-    const listing = make();
-    const page = await listing.queries.list(tenant, { query, pageSize: 5, pageToken: "" });
-    expect(page.lines.map((line) => JSON.parse(new TextDecoder().decode(line)).id)).toEqual(
-      records.slice(0, 5).map((r) => r.id),
-    );
-    expect(listing.cache.bytes).toBeGreaterThan(0);
-  } finally {
-    await sql.unsafe(`DROP SCHEMA IF EXISTS "${names.schema}" CASCADE`);
-    await sql.close();
-  }
+  };
+  const exporting = make();
+  const exported = await exporting.queries.export(tenant, query);
+  expect(exported.totalCount).toBe(20);
+  expect(exporting.cache.bytes).toBe(0);
+  const listing = make();
+  const page = await listing.queries.list(tenant, { query, pageSize: 5, pageToken: "" });
+  expect(page.lines.map((line) => JSON.parse(new TextDecoder().decode(line)).id)).toEqual(
+    records.slice(0, 5).map((r) => r.id),
+  );
+  expect(listing.cache.bytes).toBeGreaterThan(0);
 });

@@ -8,12 +8,9 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { S3Client } from "@aws-sdk/client-s3";
 import { waitFor } from "@svc/common";
-import { ensureIndexSchema } from "@svc/queue-consumer";
 import { type SeededRealm, seedTestRealm } from "@svc/testkit";
 import { issueToken, readTokenFile, writeTokenFile } from "@svc/token";
-import { SQL } from "bun";
 import { pino } from "pino";
 import { type AuditApi, parseAuditApiConfig, startAuditApi } from "../index.ts";
 import { HecReceiver, SyslogReceiver } from "./support/siem-receivers.ts";
@@ -22,14 +19,14 @@ import {
   byTimeThenId,
   sampleRecord,
   sealBatch,
-  storageNames,
   storeBatch,
   type TestRecord,
-  testS3,
+  testStorage,
 } from "./support/stored-data.ts";
 
 const CLI = join(import.meta.dir, "../src/cli/main.ts");
-const names = storageNames("cli");
+const storage = testStorage("cli");
+const { names, sql, s3 } = storage;
 const T0 = Date.parse("2026-05-04T06:00:00Z");
 const START = "2026-05-04T00:00:00Z";
 const END = "2026-05-05T00:00:00Z";
@@ -37,8 +34,6 @@ const HEC_TOKEN = "hec-token-1234";
 const RESULTS = ["OK", "OK", "PERMISSION_DENIED"];
 
 let realm: SeededRealm;
-let sql: SQL;
-let s3: S3Client;
 let api: AuditApi;
 let dir: string;
 let tokenFile: string;
@@ -48,9 +43,7 @@ let mine: TestRecord[];
 beforeAll(async () => {
   realm = await seedTestRealm("audit-cli");
   const tenant = realm.seed.tenantId;
-  sql = new SQL({ url: parseAuditApiConfig(apiEnv(names.schema, { SVC_AUTH_ISSUER: realm.issuer })).pgUrl, max: 2 });
-  s3 = testS3();
-  await ensureIndexSchema(sql, names.schema);
+  await storage.create();
   mine = Array.from({ length: 230 }, (_, i) =>
     sampleRecord(`ev-${String(i).padStart(4, "0")}`, tenant, T0 + Math.floor(i / 2) * 1_500, {
       result: RESULTS[i % 3] as string,
@@ -79,9 +72,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await api?.stop();
-  await sql?.unsafe(`DROP SCHEMA IF EXISTS "${names.schema}" CASCADE`);
-  await sql?.close();
-  s3?.destroy();
+  await storage.remove();
   await realm?.remove();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });

@@ -3,23 +3,18 @@
  * event once, in (time, id) order, as written — across step boundaries, objects and a retried (duplicate) batch.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { ensureIndexSchema } from "@svc/queue-consumer";
-import { stackEnv } from "@svc/testkit";
-import { SQL } from "bun";
 import { AuditQueries, IndexReader, PageTokens, VersionReader } from "../index.ts";
 import {
   byTimeThenId,
   sampleRecord,
   sealBatch,
-  storageNames,
   storeBatch,
   type TestRecord,
-  testS3,
+  testStorage,
 } from "./support/stored-data.ts";
 
-const names = storageNames("steps");
-const sql = new SQL({ url: stackEnv().postgresUrl, max: 2 });
-const s3 = testS3();
+const storage = testStorage("steps");
+const { names, sql, s3 } = storage;
 const tenant = "tenant-steps";
 const T0 = Date.parse("2026-06-06T06:00:00Z");
 const query = { start: "2026-06-06T00:00:00Z", end: "2026-06-07T00:00:00Z" };
@@ -33,7 +28,7 @@ const limits = {
 let expected: string;
 
 beforeAll(async () => {
-  await ensureIndexSchema(sql, names.schema);
+  await storage.create();
   // Three objects whose times interleave (a step's rows come from several objects, an object's from several
   // steps), one of them stored twice (a retried batch: its events are indexed once), and another tenant's events.
   const batches: TestRecord[][] = [0, 1, 2].map((b) =>
@@ -50,11 +45,7 @@ beforeAll(async () => {
   expected = all.map((r) => `${JSON.stringify(r)}\n`).join("");
 });
 
-afterAll(async () => {
-  await sql.unsafe(`DROP SCHEMA IF EXISTS "${names.schema}" CASCADE`);
-  await sql.close();
-  s3.destroy();
-});
+afterAll(() => storage.remove());
 
 const queriesWith = (step?: number) =>
   new AuditQueries(

@@ -4,12 +4,9 @@
  * is not there, an unreachable PostgreSQL, the export byte limit, and main's start and SIGTERM.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import type { S3Client } from "@aws-sdk/client-s3";
 import { credentials, type ServiceError, status } from "@grpc/grpc-js";
 import { type HealthCheckResponse, HealthCheckResponse_ServingStatus, HealthClient } from "@svc/proto";
-import { ensureIndexSchema } from "@svc/queue-consumer";
-import { hangUpListener, randomName, rejectionOf, stackEnv } from "@svc/testkit";
-import { SQL } from "bun";
+import { hangUpListener, randomName, rejectionOf } from "@svc/testkit";
 import { pino } from "pino";
 import { type AuditApi, AuditApiError, parseAuditApiConfig, startAuditApi } from "../index.ts";
 import {
@@ -17,18 +14,16 @@ import {
   apiEnv,
   sampleRecord,
   sealBatch,
-  storageNames,
   storeBatch,
   type TestRecord,
-  testS3,
+  testStorage,
 } from "./support/stored-data.ts";
 
-const names = storageNames("fail");
+const storage = testStorage("fail");
+const { names, sql, s3 } = storage;
 const T0 = Date.parse("2026-04-01T08:00:00Z");
 const RANGE = { start_time: "2026-04-01T00:00:00Z", end_time: "2026-04-02T00:00:00Z" };
 const started: AuditApi[] = [];
-let sql: SQL;
-let s3: S3Client;
 let api: AuditApi;
 
 async function start(schema: string, extra: Record<string, string> = {}): Promise<AuditApi> {
@@ -52,17 +47,13 @@ async function list(on: AuditApi, tenantId: string | undefined, body: unknown = 
 const errorCode = (body: Record<string, unknown>) => (body.error as { code: string }).code;
 
 beforeAll(async () => {
-  sql = new SQL({ url: stackEnv().postgresUrl, max: 2 });
-  s3 = testS3();
-  await ensureIndexSchema(sql, names.schema);
+  await storage.create();
   api = await start(names.schema, { SVC_AUDIT_API_MAX_EXPORT_BYTES: "1024" });
 });
 
 afterAll(async () => {
   for (const instance of started) await instance.stop();
-  await sql?.unsafe(`DROP SCHEMA IF EXISTS "${names.schema}" CASCADE`);
-  await sql?.close();
-  s3?.destroy();
+  await storage.remove();
 });
 
 test("auth disabled: x-tenant-id alone selects the tenant; without it the call is refused", async () => {

@@ -5,12 +5,9 @@
  * when the test says so.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import type { S3Client } from "@aws-sdk/client-s3";
 import { Admin, Producer } from "@platformatic/kafka";
 import { waitFor } from "@svc/common";
-import { ensureIndexSchema } from "@svc/queue-consumer";
 import { hangUpListener, stackEnv, topicName } from "@svc/testkit";
-import { SQL } from "bun";
 import { pino } from "pino";
 import { type AuditApi, microTime, parseAuditApiConfig, startAuditApi } from "../index.ts";
 import {
@@ -18,20 +15,18 @@ import {
   apiEnv,
   sampleRecord,
   sealBatch,
-  storageNames,
   storeBatch,
   type TestRecord,
-  testS3,
+  testStorage,
 } from "./support/stored-data.ts";
 
-const names = storageNames("fresh");
+const storage = testStorage("fresh");
+const { names, sql, s3 } = storage;
 const topic = topicName("api-fresh");
 const TENANT = "tenant-fresh";
 const T0 = Date.parse("2026-08-08T08:00:00.250Z");
 const RANGE = { start_time: "2026-08-08T00:00:00Z", end_time: "2026-08-09T00:00:00Z" };
 
-let sql: SQL;
-let s3: S3Client;
 let producer: Producer<Buffer, Buffer, Buffer, Buffer>;
 let api: AuditApi;
 /** What each partition holds, in offset order (the test is the only producer). */
@@ -110,9 +105,7 @@ beforeAll(async () => {
     await admin.close();
   }
   producer = new Producer({ clientId: "api-fresh", bootstrapBrokers: brokers(), acks: -1, retries: true });
-  sql = new SQL({ url: stackEnv().postgresUrl, max: 2 });
-  s3 = testS3();
-  await ensureIndexSchema(sql, names.schema);
+  await storage.create();
   // Partition 0: 30 records, the first 20 indexed (mark 19). Partition 1: 10 records, none indexed (no mark).
   // Ties: partition 1's records share times with partition 0's, so the id orders them across the seam.
   await produce(
@@ -144,9 +137,7 @@ afterAll(async () => {
   const admin = new Admin({ clientId: "api-fresh-admin", bootstrapBrokers: brokers() });
   await admin.deleteTopics({ topics: [topic] }).catch(() => {});
   await admin.close();
-  await sql?.unsafe(`DROP SCHEMA IF EXISTS "${names.schema}" CASCADE`);
-  await sql?.close();
-  s3?.destroy();
+  await storage.remove();
 });
 
 test("records above the mark are served from the tail: every record once, in order, across the seam", async () => {

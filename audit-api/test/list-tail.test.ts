@@ -4,9 +4,6 @@
  * the transaction taken for a larger tail.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { ensureIndexSchema } from "@svc/queue-consumer";
-import { stackEnv } from "@svc/testkit";
-import { SQL } from "bun";
 import { AuditQueries, IndexReader, PageTokens, TailStore, VersionReader } from "../index.ts";
 import { TAIL_KEYS_PER_STATEMENT } from "../src/index-reader.ts";
 import { RollupSums } from "../src/rollup-sums.ts";
@@ -14,15 +11,13 @@ import {
   byTimeThenId,
   sampleRecord,
   sealBatch,
-  storageNames,
   storeBatch,
   type TestRecord,
-  testS3,
+  testStorage,
 } from "./support/stored-data.ts";
 
-const names = storageNames("listtail");
-const sql = new SQL({ url: stackEnv().postgresUrl, max: 2 });
-const s3 = testS3();
+const storage = testStorage("listtail");
+const { names, sql, s3 } = storage;
 const T0 = Date.parse("2026-07-07T07:00:00Z");
 const query = { start: "2026-07-07T00:00:00Z", end: "2026-07-08T00:00:00Z" };
 const limits = {
@@ -64,15 +59,8 @@ async function setUp(indexed: TestRecord[], tail: TestRecord[]) {
   );
 }
 
-beforeAll(async () => {
-  await ensureIndexSchema(sql, names.schema);
-});
-
-afterAll(async () => {
-  await sql.unsafe(`DROP SCHEMA IF EXISTS "${names.schema}" CASCADE`);
-  await sql.close();
-  s3.destroy();
-});
+beforeAll(() => storage.create());
+afterAll(() => storage.remove());
 
 test("a small tail: one statement answers count, page and the tail's lookup — every event once, in order", async () => {
   const tenant = "tenant-small-tail";

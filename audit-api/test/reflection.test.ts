@@ -4,12 +4,9 @@
  * the tool cache on first use like the stack's servers). Real Keycloak tokens, real stack.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import type { S3Client } from "@aws-sdk/client-s3";
 import { Metadata, type ServiceError, status } from "@grpc/grpc-js";
-import { ensureIndexSchema } from "@svc/queue-consumer";
-import { ensureTool, type SeededRealm, seedTestRealm, stackEnv } from "@svc/testkit";
+import { ensureTool, type SeededRealm, seedTestRealm } from "@svc/testkit";
 import { issueToken } from "@svc/token";
-import { SQL } from "bun";
 import { pino } from "pino";
 import descriptor from "protobufjs/ext/descriptor/index.js";
 import { type AuditApi, parseAuditApiConfig, startAuditApi } from "../index.ts";
@@ -20,19 +17,17 @@ import {
   byTimeThenId,
   sampleRecord,
   sealBatch,
-  storageNames,
   storeBatch,
   type TestRecord,
-  testS3,
+  testStorage,
 } from "./support/stored-data.ts";
 
-const names = storageNames("refl");
+const storage = testStorage("refl");
+const { names, sql, s3 } = storage;
 const T0 = Date.parse("2026-06-02T12:00:00Z");
 const RANGE = { start_time: "2026-06-02T00:00:00+09:00", end_time: "2026-06-03T00:00:00Z" };
 
 let realm: SeededRealm;
-let sql: SQL;
-let s3: S3Client;
 let api: AuditApi;
 let tenant: string;
 let bearer: string;
@@ -42,9 +37,7 @@ let reflection: ReflectionClient;
 beforeAll(async () => {
   realm = await seedTestRealm("audit-refl");
   tenant = realm.seed.tenantId;
-  sql = new SQL({ url: stackEnv().postgresUrl, max: 2 });
-  s3 = testS3();
-  await ensureIndexSchema(sql, names.schema);
+  await storage.create();
   mine = Array.from({ length: 25 }, (_, i) =>
     sampleRecord(`ev-${String(i).padStart(3, "0")}`, tenant, T0 + i * 700, {
       result: i % 5 === 0 ? "PERMISSION_DENIED" : "OK",
@@ -72,9 +65,7 @@ beforeAll(async () => {
 afterAll(async () => {
   reflection?.close();
   await api?.stop();
-  await sql?.unsafe(`DROP SCHEMA IF EXISTS "${names.schema}" CASCADE`);
-  await sql?.close();
-  s3?.destroy();
+  await storage.remove();
   await realm?.remove();
 });
 

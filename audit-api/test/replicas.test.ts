@@ -5,12 +5,8 @@
  * `x-tenant-id` alone selects the tenant. The app serves its OpenAPI document.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { S3Client } from "@aws-sdk/client-s3";
 import { credentials, Metadata } from "@grpc/grpc-js";
 import { AuditServiceClient, type ListEventsResponse } from "@svc/proto";
-import { ensureIndexSchema } from "@svc/queue-consumer";
-import { stackEnv } from "@svc/testkit";
-import { SQL } from "bun";
 import { pino } from "pino";
 import { type AuditApi, parseAuditApiConfig, startAuditApi } from "../index.ts";
 import {
@@ -19,21 +15,19 @@ import {
   byTimeThenId,
   sampleRecord,
   sealBatch,
-  storageNames,
   storeBatch,
   type TestRecord,
-  testS3,
+  testStorage,
 } from "./support/stored-data.ts";
 
-const names = storageNames("repl");
+const storage = testStorage("repl");
+const { names, sql, s3 } = storage;
 const TENANT = "tenant-a";
 const OTHER = "tenant-b";
 const T0 = Date.parse("2026-07-07T07:00:30Z");
 const RANGE = { start_time: "2026-07-07T07:00:00Z", end_time: "2026-07-07T08:00:00Z" };
 const PRINCIPALS = ["svc-app", "svc-ops", "svc-security"];
 
-let sql: SQL;
-let s3: S3Client;
 const replicas: AuditApi[] = [];
 let mine: TestRecord[];
 
@@ -51,9 +45,7 @@ async function startReplica(): Promise<AuditApi> {
 }
 
 beforeAll(async () => {
-  sql = new SQL({ url: stackEnv().postgresUrl, max: 2 });
-  s3 = testS3();
-  await ensureIndexSchema(sql, names.schema);
+  await storage.create();
   // Ties on time every third record (the id decides), across three partitions' objects.
   mine = Array.from({ length: 180 }, (_, i) =>
     sampleRecord(`ev-${String(i).padStart(4, "0")}`, TENANT, T0 + Math.floor(i / 3) * 37_000, {
@@ -73,9 +65,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const replica of replicas) await replica.stop();
-  await sql?.unsafe(`DROP SCHEMA IF EXISTS "${names.schema}" CASCADE`);
-  await sql?.close();
-  s3?.destroy();
+  await storage.remove();
 });
 
 async function rest(on: AuditApi, body: unknown, tenantId = TENANT, path = "/v2/audit/events") {

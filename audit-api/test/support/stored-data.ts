@@ -1,7 +1,13 @@
 import { S3Client } from "@aws-sdk/client-s3";
-import { PartitionBatch, putBatchObject, type SealedBatch, writeBatchIndex } from "@svc/queue-consumer";
+import {
+  ensureIndexSchema,
+  PartitionBatch,
+  putBatchObject,
+  type SealedBatch,
+  writeBatchIndex,
+} from "@svc/queue-consumer";
 import { randomName, stackEnv } from "@svc/testkit";
-import type { SQL } from "bun";
+import { SQL } from "bun";
 
 /** One record as the emitter writes it (the fields of AuditRecordSchema). */
 export interface TestRecord {
@@ -33,6 +39,28 @@ export function storageNames(purpose: string) {
     keyPrefix: `test/api-${purpose}-${randomName("p").slice(2)}/`,
     schema: randomName(`t_api_${purpose}`).replaceAll("-", "_"),
     topic: randomName("svc-test-api"),
+  };
+}
+
+/**
+ * A test file's own stored data on the stack: its `storageNames`, a PostgreSQL pool and an S3 client. `create` makes
+ * the index schema (in `beforeAll`); `remove` drops it and closes both clients (in `afterAll`, after whatever uses
+ * them has stopped).
+ */
+export function testStorage(purpose: string) {
+  const names = storageNames(purpose);
+  const sql = new SQL({ url: stackEnv().postgresUrl, max: 2 });
+  const s3 = testS3();
+  return {
+    names,
+    sql,
+    s3,
+    create: () => ensureIndexSchema(sql, names.schema),
+    async remove(): Promise<void> {
+      await sql.unsafe(`DROP SCHEMA IF EXISTS "${names.schema}" CASCADE`);
+      await sql.close();
+      s3.destroy();
+    },
   };
 }
 
