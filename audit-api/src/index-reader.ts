@@ -410,20 +410,20 @@ export class IndexReader {
   /** The objects of `rows` by id: from the cache, the missing ones read in one statement. */
   private async objectsOf(rows: readonly PageRow[]): Promise<Map<number, StoredObject>> {
     const found = new Map<number, StoredObject>();
-    const missing: number[] = [];
+    const missing = new Set<number>();
     for (const row of rows) {
-      if (found.has(row.object_id) || missing.includes(row.object_id)) continue;
+      if (found.has(row.object_id) || missing.has(row.object_id)) continue;
       const cached = this.objectRows.get(String(row.object_id));
       if (cached) found.set(row.object_id, cached);
-      else missing.push(row.object_id);
+      else missing.add(row.object_id);
     }
-    if (missing.length === 0) return found;
+    if (missing.size === 0) return found;
     let read: { object_id: number; bucket: string; key: string; version_id: string }[];
     try {
       read = (await this.sql.unsafe(
         `SELECT object_id::float8 AS object_id, bucket, key, version_id FROM ${this.objects}` +
           " WHERE object_id = ANY($1::text::int8[])",
-        [`{${missing.join(",")}}`],
+        [`{${[...missing].join(",")}}`],
       )) as typeof read;
     } catch (error) {
       throw indexFailed("objects", error);
