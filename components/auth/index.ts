@@ -50,12 +50,6 @@ export {
   type KeySourceStats,
   type ResolvedKey,
 } from "./src/key-source.ts";
-export {
-  DISCOVERY_TIMEOUT_MS,
-  type DiscoveryDocument,
-  type DiscoveryOptions,
-  discoveryDocument,
-} from "./src/oidc-discovery.ts";
 export { authorize, isOperation, OPERATIONS, type Operation, POLICY, type Requirement } from "./src/policy.ts";
 export { assertRoutesCovered, type RouteCoverageOptions, type RouteTable } from "./src/route-coverage.ts";
 export {
@@ -66,7 +60,6 @@ export {
 export { serviceTokenInterceptor } from "./src/service-token-interceptor.ts";
 export {
   createServiceTokenSource,
-  INTERNAL_TENANT_ID,
   type ServiceToken,
   type ServiceTokenSource,
   type ServiceTokenSourceOptions,

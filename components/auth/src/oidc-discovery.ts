@@ -50,7 +50,7 @@ export async function getIdpJson(
   }
 }
 
-export const discoveryUrl = (issuer: string) => `${issuer.replace(/\/+$/, "")}/.well-known/openid-configuration`;
+const discoveryUrl = (issuer: string) => `${issuer.replace(/\/+$/, "")}/.well-known/openid-configuration`;
 
 async function fetchDiscovery(issuer: string, options: DiscoveryOptions): Promise<DiscoveryDocument> {
   options.onFetch?.();

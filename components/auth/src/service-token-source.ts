@@ -6,7 +6,7 @@ import { DISCOVERY_TIMEOUT_MS, discoveryDocument } from "./oidc-discovery.ts";
 import type { ServiceCredentials } from "./service-credentials.ts";
 
 /** The tenant of the components' own calls: the `tenant_id` the seed's hardcoded mapper puts in their tokens. */
-export const INTERNAL_TENANT_ID = "svc-internal";
+const INTERNAL_TENANT_ID = "svc-internal";
 
 /** What an outgoing internal call carries: `authorization: Bearer <accessToken>` (none when empty), `x-tenant-id`. */
 export interface ServiceToken {
