@@ -36,32 +36,18 @@ export interface ServiceSpec {
 
 const replicaPorts = (replica: ReplicaConfig) => ({ grpc: replica.grpcPort, health: replica.healthPort });
 
+/** An HA component: the replica's settings, its own and auth's; its gRPC and health ports. */
+const haComponent = (schema: TObject, parse: (env: Env) => { replica: ReplicaConfig }): ServiceSpec => ({
+  schemas: [ReplicaEnvSchema, schema, AuthEnvSchema],
+  parse: (env) => ({ ports: replicaPorts(parse(env).replica) }),
+});
+
 /** Every service of the images (ops/images/entry.sh) with its schemas and parser. */
 export const SERVICES: Record<string, ServiceSpec> = {
-  orchestrator: {
-    schemas: [ReplicaEnvSchema, OrchestratorEnvSchema, AuthEnvSchema],
-    parse: (env) => {
-      return { ports: replicaPorts(parseOrchestratorConfig(env).replica) };
-    },
-  },
-  backend: {
-    schemas: [ReplicaEnvSchema, BackendEnvSchema, AuthEnvSchema],
-    parse: (env) => {
-      return { ports: replicaPorts(parseBackendConfig(env).replica) };
-    },
-  },
-  compute: {
-    schemas: [ReplicaEnvSchema, ComputeEnvSchema, AuthEnvSchema],
-    parse: (env) => {
-      return { ports: replicaPorts(parseComputeConfig(env).replica) };
-    },
-  },
-  shaper: {
-    schemas: [ReplicaEnvSchema, ShaperEnvSchema, AuthEnvSchema],
-    parse: (env) => {
-      return { ports: replicaPorts(parseShaperConfig(env).replica) };
-    },
-  },
+  orchestrator: haComponent(OrchestratorEnvSchema, parseOrchestratorConfig),
+  backend: haComponent(BackendEnvSchema, parseBackendConfig),
+  compute: haComponent(ComputeEnvSchema, parseComputeConfig),
+  shaper: haComponent(ShaperEnvSchema, parseShaperConfig),
   endpoint: {
     schemas: [ReplicaEnvSchema, EndpointEnvSchema, AuthEnvSchema, EmitterEnvSchema],
     parse: (env) => {
