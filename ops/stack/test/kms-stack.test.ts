@@ -8,7 +8,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { GetObjectCommand, S3Client } from "@aws-sdk/client-s3";
-import { Admin } from "@platformatic/kafka";
+import type { Admin } from "@platformatic/kafka";
 import {
   describeWithServers,
   randomName,
@@ -26,6 +26,7 @@ import { freePort } from "../src/free-port.ts";
 import { silentProgress } from "../src/progress.ts";
 import { down, KMS_AUDIT_SERVICES, readEnvFile, selectServices, status, up } from "../src/stack.ts";
 import { configOfRunningStack } from "./support/dev-stack-config.ts";
+import { withKafkaAdmin } from "./support/kafka-admin.ts";
 
 const names = (services: readonly { name: string }[]) => services.map((s) => s.name);
 
@@ -61,14 +62,7 @@ describeWithServers("the KMS and its audit instance as stack servers", () => {
   const schema = randomName("t_stack_kms").replaceAll("-", "_");
   const indexSchema = randomName("t_stack_kms_audit").replaceAll("-", "_");
 
-  const kafkaAdmin = async <T>(run: (admin: Admin) => Promise<T>): Promise<T> => {
-    const admin = new Admin({ clientId: "stack-kms-test", bootstrapBrokers: stackEnv().kafkaBrokers, retries: 1 });
-    try {
-      return await run(admin);
-    } finally {
-      await admin.close().catch(() => {});
-    }
-  };
+  const kafkaAdmin = <T>(run: (admin: Admin) => Promise<T>) => withKafkaAdmin("stack-kms-test", run);
 
   beforeAll(async () => {
     realm = await seedTestRealm("stack-kms");

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { copyFileSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { V1MicroTime } from "@kubernetes/client-node";
-import { Admin } from "@platformatic/kafka";
+import type { Admin } from "@platformatic/kafka";
 import { loadKubeConfig } from "@svc/kube";
 import {
   bucketPrefix,
@@ -47,6 +47,7 @@ import { auditAgentPort, SERVICES_AUDIT, servicesAuditUsage } from "../src/servi
 import { down, envFilePath, selectServices, status, up } from "../src/stack.ts";
 import { pidFileOf } from "../src/state-files.ts";
 import { configOfRunningStack } from "./support/dev-stack-config.ts";
+import { withKafkaAdmin } from "./support/kafka-admin.ts";
 
 const HA = ["orchestrator", "backend", "compute", "shaper"] as const;
 const names = (services: readonly { name: string }[]) => services.map((s) => s.name);
@@ -177,14 +178,7 @@ describeWithServers("the HA components as stack servers", () => {
   const schema = randomName("t_stack_services").replaceAll("-", "_");
   const auditTopic = randomName("svc-test-stack-services-audit");
   const auditIndexSchema = randomName("t_stack_services_audit").replaceAll("-", "_");
-  const kafkaAdmin = async <T>(run: (admin: Admin) => Promise<T>): Promise<T> => {
-    const admin = new Admin({ clientId: "stack-services-test", bootstrapBrokers: stackEnv().kafkaBrokers, retries: 1 });
-    try {
-      return await run(admin);
-    } finally {
-      await admin.close().catch(() => {});
-    }
-  };
+  const kafkaAdmin = <T>(run: (admin: Admin) => Promise<T>) => withKafkaAdmin("stack-services-test", run);
 
   beforeAll(async () => {
     realm = await seedTestRealm("stack-services", "tenant-local");
