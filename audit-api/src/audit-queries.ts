@@ -138,6 +138,16 @@ async function* mergeSorted(
   while (t < fresh.length) yield { tail: fresh[t++] as TailRecord };
 }
 
+/** The first `n` entries of `entries` (a list's page and the one after it that says a next page exists). */
+async function firstEntries(entries: AsyncIterable<Entry>, n: number): Promise<Entry[]> {
+  const taken: Entry[] = [];
+  for await (const entry of entries) {
+    taken.push(entry);
+    if (taken.length >= n) break;
+  }
+  return taken;
+}
+
 /**
  * The query core shared by REST and gRPC: a tenant (always the verified caller's) and a checked request in, exact
  * totals and pages in the stable `(time, id)` order out, events read from the objects the index names — merged,
@@ -214,20 +224,15 @@ export class AuditQueries {
       const { total, rows, indexed } = await this.index.countAndPage(tenantId, query, after, pageSize + 1, snapshot);
       const fresh = indexed.size === 0 ? snapshot : snapshot.filter((_, i) => !indexed.has(i));
       totalCount = total + fresh.length;
-      entries = [];
-      for await (const entry of mergeSorted(rows, fresh, after)) {
-        entries.push(entry);
-        if (entries.length > pageSize) break;
-      }
+      entries = await firstEntries(mergeSorted(rows, fresh, after), pageSize + 1);
     } else {
       // A tail too large for one statement's lookup: the count, the page and the lookups in one transaction.
       ({ totalCount, entries } = await this.index.consistent(async (reader) => {
         const fresh = await this.freshTail(reader, tenantId, snapshot);
-        const taken: Entry[] = [];
-        for await (const entry of this.merged(reader, tenantId, query, after, fresh, pageSize + 1)) {
-          taken.push(entry);
-          if (taken.length > pageSize) break;
-        }
+        const taken = await firstEntries(
+          this.merged(reader, tenantId, query, after, fresh, pageSize + 1),
+          pageSize + 1,
+        );
         return { totalCount: (await reader.count(tenantId, query)) + fresh.length, entries: taken };
       }));
     }
