@@ -14,6 +14,7 @@ import { ShaperServiceClient, ShaperServiceService } from "@svc/proto";
 import { Registry } from "prom-client";
 import { grpcRefusal } from "../index.ts";
 import { grpcServerMetrics, statusName } from "../src/grpc-metrics.ts";
+import { metricValue } from "../src/metric-samples.ts";
 
 const STATUS = "/svc.shaper.v1.ShaperService/Status";
 const RUN_JOB = "/svc.shaper.v1.ShaperService/RunJob";
@@ -58,10 +59,8 @@ async function serve(registry: Registry, service: UntypedServiceImplementation) 
 const codeOf = (call: (done: (error: ServiceError | null) => void) => void) =>
   new Promise<string>((resolve) => call((error) => resolve(statusName(error?.code ?? status.OK))));
 
-const sample = async (registry: Registry, name: string, labels: Record<string, string>) => {
-  const metric = await registry.getSingleMetric(name)?.get();
-  return metric?.values.find((v) => Object.entries(labels).every(([k, want]) => v.labels[k] === want))?.value;
-};
+const sample = async (registry: Registry, name: string, labels: Record<string, string>) =>
+  metricValue(await registry.metrics(), name, labels);
 
 test("calls are counted by method and final code, and timed by method", async () => {
   const registry = new Registry();
