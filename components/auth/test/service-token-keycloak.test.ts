@@ -14,33 +14,21 @@ import {
   type AuthCore,
   AuthError,
   createAuthCore,
-  createServiceTokenSource,
   parseAuthConfig,
   parseServiceCredentials,
-  type ServiceTokenSource,
   serviceTokenInterceptor,
 } from "../index.ts";
 import { componentServiceHarness, unary } from "./support/component-service.ts";
 import { stopUnreachableIssuers, unreachableIssuer } from "./support/stand-in-token-idp.ts";
 import { captureLogger } from "./support/test-issuer.ts";
+import { serviceTokenSources } from "./support/token-sources.ts";
 
 let realm: SeededRealm;
 let core: AuthCore;
 let address: string;
 const harness = componentServiceHarness();
-const sources: ServiceTokenSource[] = [];
-
-function source(clientSecret: string, issuer = realm.issuer, refreshAt?: number) {
-  const capture = captureLogger();
-  const created = createServiceTokenSource({
-    issuer,
-    credentials: { clientId: "svc-components", clientSecret },
-    logger: capture.logger,
-    refreshAt,
-  });
-  sources.push(created);
-  return { source: created, log: capture.text };
-}
+const sources = serviceTokenSources({ clientId: "svc-components" });
+const source = (clientSecret: string, issuer = realm.issuer) => sources.open({ issuer, clientSecret });
 
 beforeAll(async () => {
   realm = await seedTestRealm("svc-token");
@@ -51,7 +39,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   stopUnreachableIssuers();
-  for (const s of sources) s.close();
+  sources.closeAll();
   harness.close();
   await realm?.remove();
 });
