@@ -1,5 +1,5 @@
 import type { ClientOptions } from "@grpc/grpc-js";
-import { createServiceTokenSource, type ServiceTokenSource, serviceTokenInterceptor } from "@svc/auth";
+import { createServiceTokenSource, serviceTokenInterceptor } from "@svc/auth";
 import { type SeededRealm, seedTestRealm } from "@svc/testkit";
 import { issueToken } from "@svc/token";
 import pino from "pino";
@@ -15,7 +15,6 @@ export interface ComponentAuthFixture {
   readonly env: Readonly<Record<string, string>>;
   /** For a test's grpc-js client of a component: its calls carry the service account's token. */
   readonly clientOptions: ClientOptions;
-  readonly tokens: ServiceTokenSource;
   /** An access token of the realm's seeded user `role` (an application or operator, never a component). */
   userToken(role: "app" | "ops" | "security"): Promise<string>;
   /** Deletes the realm (call it in afterAll). */
@@ -46,7 +45,6 @@ export async function componentAuthFixture(purpose: string): Promise<ComponentAu
     realm,
     env: { SVC_AUTH_ISSUER: realm.issuer, SVC_AUTH_CLIENT_SECRET: realm.componentsClientSecret },
     clientOptions: { interceptors: [serviceTokenInterceptor(tokens)] },
-    tokens,
     async userToken(role) {
       const { url, realm: name, clientId, userPassword } = realm.seed;
       return (await issueToken({ url, realm: name, clientId }, { user: role, password: userPassword })).access_token;

@@ -4,7 +4,6 @@ import {
   authorizeService,
   createAuthCore,
   createServiceTokenSource,
-  type ServiceTokenSource,
   serviceTokenInterceptor,
 } from "@svc/auth";
 import type { Logger } from "pino";
@@ -17,7 +16,6 @@ import type { ReplicaConfig } from "./replica-config.ts";
  */
 export interface ComponentAuth {
   readonly core: AuthCore;
-  readonly tokens: ServiceTokenSource;
   /** grpc-js client options for a client of another component: its calls carry the service token. */
   readonly clientOptions: ClientOptions;
   /** `implementation` with every method of `definition` behind `component.rpc`. */
@@ -45,7 +43,6 @@ export async function startComponentAuth(config: ReplicaConfig, logger: Logger):
   }
   return {
     core,
-    tokens,
     clientOptions: { interceptors: [serviceTokenInterceptor(tokens)] },
     guard: (definition, implementation) =>
       authorizeService(

@@ -2,7 +2,7 @@ import { ServerInterceptingCall, type ServerInterceptor, status } from "@grpc/gr
 import { Counter, Histogram, type Registry } from "prom-client";
 
 /** Bounds of the call duration histogram, in seconds: sub-millisecond answers up to a backend job's 30 s. */
-export const GRPC_DURATION_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30] as const;
+const GRPC_DURATION_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30] as const;
 
 /** `OK`, `UNAVAILABLE`, … for a status code (the number itself for one grpc-js does not name). */
 export const statusName = (code: number): string => status[code] ?? String(code);

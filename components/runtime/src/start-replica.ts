@@ -78,8 +78,6 @@ export interface Replica extends RunnableService {
   readonly healthPort: number;
   /** `advertiseHost:grpcPort`: where other components dial this replica. */
   readonly address: string;
-  /** This replica's own metrics (elector, gRPC server); `/metrics` serves them with the process's duty counters. */
-  readonly metrics: Registry;
 }
 
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
@@ -253,7 +251,6 @@ export async function startReplica(options: StartReplicaOptions): Promise<Replic
     grpcPort,
     healthPort: healthServer.port,
     address,
-    metrics,
     stop,
     done,
   };
