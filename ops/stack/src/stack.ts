@@ -7,9 +7,7 @@ import { StackAggregateError, StackError } from "./errors.ts";
 import { withInstallLock } from "./install-lock.ts";
 import { assertPortsFree } from "./port-check.ts";
 import { awaitReady, readinessOf } from "./server-readiness.ts";
-import { COMPONENT_SERVICES } from "./services/components.ts";
-import { ALL_SERVICES, OPTIONAL_SERVICES, SERVICES } from "./services/index.ts";
-import { SERVICES_AUDIT } from "./services/services-audit.ts";
+import { ALL_SERVICES, OPTIONAL_SERVICES, SERVICES, SERVICES_FLAG } from "./services/index.ts";
 import { pidFileOf } from "./state-files.ts";
 import { acquireUpLock } from "./up-lock.ts";
 
@@ -34,7 +32,7 @@ export interface OptionalSelection {
   kms?: boolean;
   /** The KMS with its audit instance (agent and queue-consumer); implies `kms`. */
   kmsAudit?: boolean;
-  /** The HA components and endpoints: two replicas each (COMPONENT_SERVICES), and the endpoints' audit pipeline. */
+  /** The HA components and endpoints: two replicas each, and the endpoints' audit pipeline (SERVICES_FLAG). */
   services?: boolean;
 }
 
@@ -60,7 +58,7 @@ export function selectServices(names: readonly string[], optional: OptionalSelec
   for (const name of names.length === 0 ? SERVICES.map((s) => s.name) : names) add(name);
   if (optional.kms) for (const name of KMS_SERVICES) add(name);
   if (optional.kmsAudit) for (const name of KMS_AUDIT_SERVICES) add(name);
-  if (optional.services) for (const service of [...COMPONENT_SERVICES, ...SERVICES_AUDIT]) add(service.name);
+  if (optional.services) for (const service of SERVICES_FLAG) add(service.name);
   return ALL_SERVICES.filter((s) => wanted.has(s.name));
 }
 
@@ -237,7 +235,7 @@ export async function down(
     );
   }
   const stopped: string[] = [];
-  const which = options.services ? [...COMPONENT_SERVICES, ...SERVICES_AUDIT] : ALL_SERVICES;
+  const which = options.services ? SERVICES_FLAG : ALL_SERVICES;
   for (const service of [...which].reverse()) {
     if (await stopDaemon(pidFileOf(ctx, service.name))) stopped.push(service.name);
   }

@@ -43,6 +43,7 @@ import { kubeClients, labelledPods, leaseHolder } from "../src/services/componen
 import { REPLICA_SUFFIXES, replicaPorts, SERVICE_COMPONENTS } from "../src/services/component-ports.ts";
 import { awaitExpectedState } from "../src/services/component-roles.ts";
 import { COMPONENT_SERVICES, servicesUsage } from "../src/services/components.ts";
+import { SERVICES_FLAG } from "../src/services/index.ts";
 import { auditAgentPort, SERVICES_AUDIT, servicesAuditUsage } from "../src/services/services-audit.ts";
 import { down, envFilePath, selectServices, status, up } from "../src/stack.ts";
 import { pidFileOf } from "../src/state-files.ts";
@@ -230,7 +231,7 @@ describeWithServers("the HA components as stack servers", () => {
 
   test("up --services reaches the expected state; status shows one leader and one follower each; the printed call works and the printed audit call lists it; down stops every replica and the audit pipeline", async () => {
     // Only the flag's own servers: the others run already, outside this state directory.
-    const own = [...COMPONENT_SERVICES, ...SERVICES_AUDIT];
+    const own = SERVICES_FLAG;
     const services = selectServices([], { services: true }).filter((s) => own.includes(s));
     expect(names(services).sort()).toEqual(names(own).sort());
     const result = await up(ctx, services);
