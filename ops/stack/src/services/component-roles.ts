@@ -13,7 +13,8 @@ export interface ReplicaRole {
   term: number | undefined;
 }
 
-const healthUrl = (ctx: StackContext, component: ServiceComponent, index: number, path: string) =>
+/** `path` on the health port of replica `index` of `component`. */
+export const replicaHealthUrl = (ctx: StackContext, component: ServiceComponent, index: number, path: string) =>
   `http://127.0.0.1:${replicaPorts(ctx.config, component, index).health}${path}`;
 
 /** The replica's role as it reports it; undefined when its health server does not answer. */
@@ -23,7 +24,7 @@ export async function replicaRole(
   index: number,
 ): Promise<ReplicaRole | undefined> {
   try {
-    const response = await fetch(healthUrl(ctx, component, index, "/health/whoami"), {
+    const response = await fetch(replicaHealthUrl(ctx, component, index, "/health/whoami"), {
       signal: AbortSignal.timeout(PROBE_TIMEOUT_MS),
     });
     if (response.status !== 200) return undefined;
@@ -50,7 +51,7 @@ async function expectedStateGap(ctx: StackContext, component: ServiceComponent):
   const seen = pods.map((pod, index) => `${pod}: ${roles[index]?.role ?? "no answer"}`).join(", ");
   if (component === "endpoint") {
     const ready = await Promise.all(
-      pods.map((_, index) => answers200(healthUrl(ctx, component, index, "/health/ready"), PROBE_TIMEOUT_MS)),
+      pods.map((_, index) => answers200(replicaHealthUrl(ctx, component, index, "/health/ready"), PROBE_TIMEOUT_MS)),
     );
     const notReady = pods.filter((_, index) => !ready[index]);
     return notReady.length === 0 ? undefined : `not Ready: ${notReady.join(", ")}`;

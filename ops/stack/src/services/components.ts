@@ -12,7 +12,7 @@ import {
   SERVICE_COMPONENTS,
   type ServiceComponent,
 } from "./component-ports.ts";
-import { awaitExpectedState, describeRole, replicaRole } from "./component-roles.ts";
+import { awaitExpectedState, describeRole, replicaHealthUrl, replicaRole } from "./component-roles.ts";
 import { keycloak } from "./keycloak.ts";
 import { kubeconfigPath } from "./kube-apiserver.ts";
 import { minio } from "./minio.ts";
@@ -92,7 +92,6 @@ function replicaService(component: ServiceComponent, index: number): StackServic
     const p = replicaPorts(ctx.config, component, index);
     return p.admin === undefined ? [p.health, p.grpc] : [p.health, p.grpc, p.admin];
   };
-  const healthBase = (ctx: StackContext) => `http://127.0.0.1:${replicaPorts(ctx.config, component, index).health}`;
   return {
     name: pod,
     after: [
@@ -125,7 +124,8 @@ function replicaService(component: ServiceComponent, index: number): StackServic
     },
 
     // Live for an HA replica (a follower is not ready, by design); Ready for endpoint.
-    probe: (ctx) => answers200(`${healthBase(ctx)}${ha ? "/health" : "/health/ready"}`, PROBE_TIMEOUT_MS),
+    probe: (ctx) =>
+      answers200(replicaHealthUrl(ctx, component, index, ha ? "/health" : "/health/ready"), PROBE_TIMEOUT_MS),
 
     address(ctx) {
       const p = replicaPorts(ctx.config, component, index);
