@@ -32,21 +32,32 @@ export function fakeClock(start = Date.now()) {
 
 /**
  * IdP stand-in on 127.0.0.1:0 serving OIDC discovery and the JWKS of keys the test publishes, counting requests.
- * Not a mock of Keycloak: only the two public documents a verifier reads, served over real HTTP.
+ * Not a mock of Keycloak: only the two public documents a verifier reads, served over real HTTP. With `token`, the
+ * discovery document names a token endpoint too, answered by `token` (see stand-in-token-idp.ts).
  */
-export async function startTestIssuer(options: { discoveryIssuer?: (issuer: string) => string } = {}) {
+export async function startTestIssuer(
+  options: {
+    discoveryIssuer?: (issuer: string) => string;
+    token?: (request: Request) => Response | Promise<Response>;
+  } = {},
+) {
   const published: TestKey[] = [await newKey("key-1")];
   const counts = { discovery: 0, jwks: 0 };
   let jwksStatus = 200;
+  const { token } = options;
   const server = Bun.serve({
     port: 0,
     hostname: "127.0.0.1",
-    fetch(request): Response {
+    fetch(request): Response | Promise<Response> {
       const { pathname } = new URL(request.url);
       if (pathname === "/realms/test/.well-known/openid-configuration") {
         counts.discovery++;
         const issuer = options.discoveryIssuer ? options.discoveryIssuer(idp.issuer) : idp.issuer;
-        return Response.json({ issuer, jwks_uri: `${idp.issuer}/protocol/openid-connect/certs` });
+        const tokenEndpoint = token ? { token_endpoint: `${idp.issuer}/protocol/openid-connect/token` } : {};
+        return Response.json({ issuer, jwks_uri: `${idp.issuer}/protocol/openid-connect/certs`, ...tokenEndpoint });
+      }
+      if (token && pathname === "/realms/test/protocol/openid-connect/token" && request.method === "POST") {
+        return token(request);
       }
       if (pathname === "/realms/test/protocol/openid-connect/certs") {
         counts.jwks++;
