@@ -176,7 +176,7 @@ export class AuditQueries {
   private async freshTail(reader: IndexReader, tenantId: string, snapshot: TailRecord[]): Promise<TailRecord[]> {
     if (snapshot.length === 0) return snapshot;
     const indexed = await reader.indexed(tenantId, snapshot);
-    return indexed.size === 0 ? snapshot : snapshot.filter((r) => !indexed.has(`${r.time}|${r.id}`));
+    return indexed.size === 0 ? snapshot : snapshot.filter((_, i) => !indexed.has(i));
   }
 
   /**

@@ -375,14 +375,10 @@ export class IndexReader {
     }
     const s = new Statement();
     const count = this.countParts(s, tenantId, query);
-    let indexedColumn = "NULL::text";
-    if (tailKeys.length > 0) {
-      const keys = JSON.stringify(tailKeys.map((k, n) => ({ time: k.time, id: k.id, n })));
-      indexedColumn =
-        `(SELECT jsonb_agg(k.n)::text FROM jsonb_to_recordset((${s.param(keys)}::text)::jsonb)` +
-        ` AS k(time timestamptz, id text, n int) JOIN ${this.events} e` +
-        ` ON e.tenant_id = ${s.param(tenantId)} AND e.time = k.time AND e.id = k.id)`;
-    }
+    const indexedColumn =
+      tailKeys.length > 0
+        ? `(SELECT jsonb_agg(h.n)::text FROM (${this.heldKeys(s, tenantId, tailKeys)}) h)`
+        : "NULL::text";
     // The count's row, then the page's rows (NULL where the other has columns): one statement, one snapshot. The
     // page comes in its order as PostgreSQL runs it; the order is checked here (and sorted only if it did not).
     const text =
@@ -445,20 +441,29 @@ export class IndexReader {
   }
 
   /**
-   * Which of `keys` (the tenant's `(time, id)` pairs, times as the index prints them) the index holds: the keys of
-   * the `events` primary key found, as `time|id`.
+   * SQL of `s` answering which of `keys` (the tenant's `(time, id)` pairs) the index holds: a row `n` (the key's
+   * position in `keys`, plus `from`) for each one found, by one `events` primary-key lookup per key.
    */
-  async indexed(tenantId: string, keys: readonly { time: string; id: string }[]): Promise<Set<string>> {
-    const found = new Set<string>();
+  private heldKeys(s: Statement, tenantId: string, keys: readonly { time: string; id: string }[], from = 0): string {
+    const json = JSON.stringify(keys.map((k, i) => ({ time: k.time, id: k.id, n: from + i })));
+    return (
+      `SELECT k.n FROM jsonb_to_recordset((${s.param(json)}::text)::jsonb) AS k(time timestamptz, id text, n int)` +
+      ` JOIN ${this.events} e ON e.tenant_id = ${s.param(tenantId)} AND e.time = k.time AND e.id = k.id`
+    );
+  }
+
+  /**
+   * Which of `keys` (the tenant's `(time, id)` pairs) the index holds: their positions in `keys`, looked up
+   * `TAIL_KEYS_PER_STATEMENT` at a time (`countAndPage` asks the same in its own statement).
+   */
+  async indexed(tenantId: string, keys: readonly { time: string; id: string }[]): Promise<Set<number>> {
+    const found = new Set<number>();
     for (let start = 0; start < keys.length; start += TAIL_KEYS_PER_STATEMENT) {
-      const chunk = keys.slice(start, start + TAIL_KEYS_PER_STATEMENT).map((k) => ({ time: k.time, id: k.id }));
-      const text =
-        `SELECT ${TIME_TEXT} AS time, e.id` +
-        ` FROM jsonb_to_recordset(($2::text)::jsonb) AS k(time timestamptz, id text)` +
-        ` JOIN ${this.events} e ON e.tenant_id = $1 AND e.time = k.time AND e.id = k.id`;
+      const s = new Statement();
+      const text = this.heldKeys(s, tenantId, keys.slice(start, start + TAIL_KEYS_PER_STATEMENT), start);
       try {
-        const rows = (await this.sql.unsafe(text, [tenantId, JSON.stringify(chunk)])) as { time: string; id: string }[];
-        for (const row of rows) found.add(`${row.time}|${row.id}`);
+        const rows = (await this.sql.unsafe(text, s.params)) as { n: number }[];
+        for (const row of rows) found.add(row.n);
       } catch (error) {
         throw indexFailed("indexed", error);
       }

@@ -85,8 +85,9 @@ test("a small tail: one statement answers count, page and the tail's lookup — 
 
 test("a tail above the one-statement lookup: the transaction path answers the same", async () => {
   const tenant = "tenant-large-tail";
+  // indexed[29] sorts after every fresh record: the tail's lookup finds it in its second chunk of keys.
   const indexed = Array.from({ length: 30 }, (_, i) =>
-    sampleRecord(`j-${String(i).padStart(5, "0")}`, tenant, T0 + i * 1000),
+    sampleRecord(`j-${String(i).padStart(5, "0")}`, tenant, T0 + i * 1100),
   );
   const fresh = Array.from({ length: TAIL_KEYS_PER_STATEMENT + 5 }, (_, i) =>
     sampleRecord(`g-${String(i).padStart(5, "0")}`, tenant, T0 + i * 3 + 1),
