@@ -77,6 +77,8 @@ test("an apiserver that hangs up: attempts fail with their timeout, counted, and
 
 test("failures while leading count as renew failures too; the deadline then ends the leadership (lost)", async () => {
   // A scripted lock (as in lease-elector.test.ts): granted once, then every renewal is refused by a broken server.
+  // Not the stack's apiserver: it cannot be made to grant a Lease and then fail the renewals on demand (the
+  // hang-up listener of the test above fails every attempt, so its replica never leads).
   let grants = 1;
   const lock: LeaseLock = {
     description: "scripted",
