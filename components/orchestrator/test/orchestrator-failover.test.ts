@@ -86,6 +86,18 @@ test("one leader; the follower refuses AddCompute with UNAVAILABLE; a silent nod
   expect(await follower.metric("svc_election_is_leader")).toBe(0);
 });
 
+test("a client secret the realm refuses stops the start: exit 1 with AUTH_SERVICE_CREDENTIALS_REJECTED, never ready", async () => {
+  const replica = h.start("orch-x", { SVC_AUTH_CLIENT_SECRET: "not-the-realms-secret" });
+  expect(await replica.process.exited).toBe(1);
+  const fatal = await waitFor(
+    "the did-not-start line",
+    async () => replica.lines.find((l) => l.msg === "orchestrator did not start"),
+    { timeoutMs: 5_000, intervalMs: 20 },
+  );
+  expect(JSON.stringify(fatal.err)).toContain("AUTH_SERVICE_CREDENTIALS_REJECTED");
+  expect(replica.lines.some((l) => l.event === "ready")).toBe(false);
+});
+
 test("kill -9 of the leader: the follower takes office with a newer term, keeps the placement, loses no node", async () => {
   await h.seedIndex("idx-kill", 2);
   const { leader, follower } = await pair();
