@@ -22,9 +22,10 @@ export interface Endpoint extends Replica {
  * `/health/ha`, and the `/admin/*` server.
  */
 export async function startEndpoint(config: EndpointConfig, logger: Logger): Promise<Endpoint> {
+  // Before the auth starts: a kubeconfig that cannot be read throws here, with nothing open yet.
+  const discover = discoveryOf(config.discovery);
   // One auth core for the application service and the admin paths; its service token goes on calls to components.
   const auth = await startComponentAuth(config.replica, logger);
-  const discover = discoveryOf(config.discovery);
   const routes = Object.fromEntries(
     ROUTED_COMPONENTS.map((c) => [c, new ComponentRoute(c, discover(c), config.probeMs)]),
   ) as Record<RoutedComponent, ComponentRoute>;
@@ -58,22 +59,24 @@ export async function startEndpoint(config: EndpointConfig, logger: Logger): Pro
       },
     ),
   );
-  // Elysia listens with SO_REUSEPORT unless told not to: a second process on a taken admin port would start and
-  // share its connections instead of failing.
-  const admin = adminApp({ auth: auth.core, services: deps, backend, callTimeoutMs: config.callTimeoutMs }).listen({
-    hostname: config.replica.host,
-    port: config.adminPort,
-    reusePort: false,
-  });
-  // What endpoint opened itself: closed after the replica's servers stopped, or when the replica fails to start.
+  const admin = adminApp({ auth: auth.core, services: deps, backend, callTimeoutMs: config.callTimeoutMs });
+  // What endpoint opened itself: closed after the replica's servers stopped, or when the start fails.
   const closeOwn = async () => {
-    await admin.stop();
+    if (admin.server) await admin.stop();
     await Promise.all(Object.values(routes).map((route) => route.stop()));
     backend.pool.close();
     compute.pool.close();
     auth.close();
     await emitter.close();
   };
+  try {
+    // Elysia listens with SO_REUSEPORT unless told not to: a second process on a taken admin port would start and
+    // share its connections instead of failing. A taken port throws here, after the routes and the auth started.
+    admin.listen({ hostname: config.replica.host, port: config.adminPort, reusePort: false });
+  } catch (error) {
+    await closeOwn();
+    throw error;
+  }
   const replica = await startReplica({
     profile: ENDPOINT,
     config: config.replica,
