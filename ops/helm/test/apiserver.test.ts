@@ -1,27 +1,31 @@
 import { afterAll, expect, test } from "bun:test";
-import { join } from "node:path";
 import {
+  ApiException,
   AuthorizationV1Api,
   CoordinationV1Api,
   CoreV1Api,
+  dumpYaml,
   type KubeConfig,
+  type KubernetesObject,
+  KubernetesObjectApi,
+  loadAllYaml,
   type V1ResourceAttributes,
 } from "@kubernetes/client-node";
 import { waitFor } from "@svc/common";
 import { createElector, keepLeaderLabel, leaderLabelOf } from "@svc/election";
 import { loadKubeConfig, makeKubeClient } from "@svc/kube";
-import { createTestNamespace, leaseName, serviceAccountKubeConfig, stackEnv, tempDir } from "@svc/testkit";
-import { runCommand, templateChart } from "../index.ts";
+import { createTestNamespace, leaseName, serviceAccountKubeConfig, stackEnv } from "@svc/testkit";
+import { templateChart } from "../index.ts";
 import { parseManifests } from "./support/manifests.ts";
 
-// The stack's REAL kube-apiserver (RBAC on): the chart's objects are validated by it, and its RBAC objects are
-// created for real so the elector can run under the chart's ServiceAccount.
-const kubeconfigPath = stackEnv().kubeconfig;
-const admin = loadKubeConfig(kubeconfigPath);
+// The stack's REAL kube-apiserver (RBAC on), reached with client-node (no kubectl): the chart's objects are
+// validated by it (a server-side dry run, what `kubectl apply --dry-run=server` asks for), and its RBAC objects
+// are created for real so the elector can run under the chart's ServiceAccount.
+const admin = loadKubeConfig(stackEnv().kubeconfig);
 const core = makeKubeClient(admin, CoreV1Api);
+const objects = makeKubeClient(admin, KubernetesObjectApi);
 const testNamespace = await createTestNamespace(admin, "helm");
 const namespace = testNamespace.name;
-const dir = await tempDir("helm-apply");
 const RELEASE = "svc";
 const yaml = await templateChart({
   release: RELEASE,
@@ -29,39 +33,97 @@ const yaml = await templateChart({
   set: { "idp.issuer": "https://idp.example.com/realms/svc", "kafka.brokers": "kafka-0.kafka:9092" },
 });
 const manifests = parseManifests(yaml);
-const RBAC_KINDS = ["ServiceAccount", "Role", "RoleBinding"];
-const rbacFile = join(dir.path, "rbac.yaml");
-const rbacItems = manifests.filter((m) => RBAC_KINDS.includes(m.kind));
-await Bun.write(rbacFile, JSON.stringify({ apiVersion: "v1", kind: "List", items: rbacItems }));
 
-const kubectl = (...args: string[]) =>
-  runCommand(["/usr/bin/kubectl", "--kubeconfig", kubeconfigPath, "-n", namespace, ...args]);
+/** The rendered objects as client-node types them, placed in the test namespace (helm template sets none). */
+const typedObjects = (rendered: string): KubernetesObject[] =>
+  loadAllYaml(rendered).map((object: KubernetesObject) => ({
+    ...object,
+    metadata: { ...object.metadata, namespace },
+  }));
+
+const RBAC_KINDS = ["ServiceAccount", "Role", "RoleBinding"];
+const rbacObjects = typedObjects(yaml).filter((object) => RBAC_KINDS.includes(object.kind ?? ""));
+
+/** The apiserver's own refusal (its Status message) of a failed request, or the error itself. */
+function refusal(error: unknown): { code?: number; message: string } {
+  if (!(error instanceof ApiException)) return { message: String(error) };
+  const body: unknown = typeof error.body === "string" ? JSON.parse(error.body) : error.body;
+  const message = (body as { message?: unknown } | null)?.message;
+  return { code: error.code, message: typeof message === "string" ? message : String(error.body) };
+}
+
+type DryRun = { object: KubernetesObject; created?: KubernetesObject; refused?: { code?: number; message: string } };
+
+/** Server-side dry run (`dryRun=All`) of a create of every object, one by one as kubectl sends them. */
+async function dryRunCreate(toCreate: KubernetesObject[]): Promise<DryRun[]> {
+  const runs: DryRun[] = [];
+  for (const object of toCreate) {
+    try {
+      runs.push({ object, created: await objects.create(object, undefined, "All") });
+    } catch (error) {
+      runs.push({ object, refused: refusal(error) });
+    }
+  }
+  return runs;
+}
+
+// The chart's ServiceAccounts, Roles and RoleBindings, created for real once (the last two tests both need them).
+let rbacCreated: Promise<KubernetesObject[]> | undefined;
+const createRbac = () => {
+  rbacCreated ??= (async () => {
+    const created: KubernetesObject[] = [];
+    for (const object of rbacObjects) created.push(await objects.create(object));
+    return created;
+  })();
+  return rbacCreated;
+};
 
 afterAll(async () => {
-  await kubectl("delete", "--ignore-not-found", "-f", rbacFile);
+  for (const object of rbacObjects) {
+    await objects.delete(object).catch((error: unknown) => {
+      if (refusal(error).code !== 404) throw error;
+    });
+  }
   await testNamespace.remove();
-  await dir.remove();
 });
 
-test("kubectl apply --dry-run=server: the apiserver accepts every rendered object", async () => {
-  const file = join(dir.path, "all.yaml");
-  await Bun.write(file, yaml);
-  const run = await kubectl("apply", "--dry-run=server", "-f", file);
-  expect(run.stderr).toBe("");
-  expect(run.code).toBe(0);
-  const accepted = run.stdout.split("\n").filter((line) => line.endsWith("(server dry run)"));
-  expect(accepted.length).toBe(manifests.length);
+test("client-node's typed model keeps every rendered field (nothing is dropped before the apiserver sees it)", () => {
+  // KubernetesObjectApi serializes through client-node's models, which drop fields they do not know: a field the
+  // apiserver would refuse as unknown (kubectl's strict validation) must not vanish on the way.
+  const typed = loadAllYaml(yaml);
+  expect(typed.length).toBe(manifests.length);
+  typed.forEach((object, index) => {
+    expect(Bun.YAML.parse(dumpYaml(object))).toEqual(manifests[index]);
+  });
+});
+
+test("server-side dry run: the apiserver accepts every rendered object and creates none", async () => {
+  const runs = await dryRunCreate(typedObjects(yaml));
+  expect(runs.filter((run) => run.refused).map((run) => run.refused)).toEqual([]);
+  expect(runs.length).toBe(manifests.length);
+  for (const [index, run] of runs.entries()) {
+    expect(`${run.created?.kind}/${run.created?.metadata?.name}`).toBe(
+      `${manifests[index]?.kind}/${manifests[index]?.metadata.name}`,
+    );
+    expect(run.created?.metadata?.uid).toBeString(); // the apiserver's answer, not our object echoed back
+  }
   // and nothing was created
-  const deployments = await kubectl("get", "deployments,statefulsets", "-o", "name");
-  expect(deployments.stdout.trim()).toBe("");
+  const deployments = await objects.list("apps/v1", "Deployment", namespace);
+  const statefulSets = await objects.list("apps/v1", "StatefulSet", namespace);
+  expect([...deployments.items, ...statefulSets.items].map((item) => item.metadata?.name)).toEqual([]);
+  const accounts = await objects.list("v1", "ServiceAccount", namespace);
+  const rendered = rbacObjects.filter((object) => object.kind === "ServiceAccount").map((o) => o.metadata?.name);
+  expect(rendered.length).toBeGreaterThan(0);
+  expect(accounts.items.map((item) => item.metadata?.name).filter((name) => rendered.includes(name))).toEqual([]);
 });
 
 test("a broken object is refused by the same dry run (the check can fail)", async () => {
-  const file = join(dir.path, "broken.yaml");
-  await Bun.write(file, yaml.replace(/^ {2}replicas: 2$/m, "  replicas: -2"));
-  const run = await kubectl("apply", "--dry-run=server", "-f", file);
-  expect(run.code).not.toBe(0);
-  expect(run.stderr).toContain("spec.replicas: Invalid value: -2");
+  const runs = await dryRunCreate(typedObjects(yaml.replace(/^ {2}replicas: 2$/m, "  replicas: -2")));
+  const refused = runs.filter((run) => run.refused);
+  expect(refused.length).toBe(1);
+  expect(refused[0]?.refused?.code).toBe(422);
+  expect(refused[0]?.refused?.message).toContain("spec.replicas: Invalid value: -2");
+  expect(runs.length - refused.length).toBe(manifests.length - 1);
 });
 
 const allowed = async (kubeconfig: KubeConfig, attributes: V1ResourceAttributes) => {
@@ -72,9 +134,10 @@ const allowed = async (kubeconfig: KubeConfig, attributes: V1ResourceAttributes)
 };
 
 test("under the chart's ServiceAccount and Role, the real elector takes the Lease and sets the leader label", async () => {
-  const applied = await kubectl("apply", "-f", rbacFile);
-  expect(applied.stderr).toBe("");
-  expect(applied.code).toBe(0);
+  const created = await createRbac();
+  expect(created.map((object) => `${object.kind}/${object.metadata?.name}`)).toEqual(
+    rbacObjects.map((object) => `${object.kind}/${object.metadata?.name}`),
+  );
   const account = `${RELEASE}-orchestrator`;
   const identity = await serviceAccountKubeConfig(admin, namespace, account);
   const label = leaderLabelOf("orchestrator");
@@ -131,9 +194,10 @@ test("under the chart's ServiceAccount and Role, the real elector takes the Leas
 });
 
 test("endpoint's ServiceAccount lists the labelled Pods (its discovery) and cannot patch them", async () => {
-  const applied = await kubectl("apply", "-f", rbacFile);
-  expect(applied.stderr).toBe("");
-  expect(applied.code).toBe(0);
+  const created = await createRbac();
+  expect(created.map((object) => `${object.kind}/${object.metadata?.name}`)).toEqual(
+    rbacObjects.map((object) => `${object.kind}/${object.metadata?.name}`),
+  );
   const identity = await serviceAccountKubeConfig(admin, namespace, `${RELEASE}-endpoint`);
   const pods = await makeKubeClient(identity, CoreV1Api).listNamespacedPod({
     namespace,
