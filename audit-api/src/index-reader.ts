@@ -1,6 +1,6 @@
+import { ExpiringLru } from "@svc/common";
 import type { SQL } from "bun";
 import { AuditApiError } from "./errors.ts";
-import { ExpiringLru } from "./expiring-lru.ts";
 import { compareTimeId, microsTime } from "./micro-time.ts";
 import type { PagePosition } from "./page-token.ts";
 import type { AuditQuery } from "./query-request.ts";
@@ -175,7 +175,7 @@ export class IndexReader {
     /** Rollup sums kept under the index's fingerprint (none: every count sums the rollups). */
     private readonly rollupSums?: RollupSums,
     /** Shared by the transaction-bound readers of `consistent`. */
-    private readonly objectRows = new ExpiringLru<StoredObject>(OBJECTS_KEPT, OBJECT_TTL_MS),
+    private readonly objectRows = new ExpiringLru<StoredObject>({ maxEntries: OBJECTS_KEPT, ttlMs: OBJECT_TTL_MS }),
   ) {
     if (!IDENTIFIER.test(schema)) {
       throw new AuditApiError("AUDIT_API_CONFIG_INVALID", `bad schema name ${JSON.stringify(schema)}`, {

@@ -1,4 +1,4 @@
-import { ExpiringLru } from "./expiring-lru.ts";
+import { ExpiringLru } from "@svc/common";
 
 /** A rollup sum and the index state it was read under (`IndexReader`'s fingerprint: max object id and the marks). */
 export interface RollupSum {
@@ -19,7 +19,7 @@ const SUM_TTL_MS = 3_600_000;
  * statement sums the rollup again (docs/audit-storage.md, "Exact counts").
  */
 export class RollupSums {
-  private readonly sums = new ExpiringLru<RollupSum>(SUMS_KEPT, SUM_TTL_MS);
+  private readonly sums = new ExpiringLru<RollupSum>({ maxEntries: SUMS_KEPT, ttlMs: SUM_TTL_MS });
 
   get(key: string): RollupSum | undefined {
     return this.sums.get(key);

@@ -1,8 +1,7 @@
 import { GetObjectCommand, type S3Client } from "@aws-sdk/client-s3";
 import { getSignedUrl } from "@aws-sdk/s3-request-presigner";
-import { backoffMs } from "@svc/common";
+import { backoffMs, ExpiringLru } from "@svc/common";
 import { AuditApiError } from "./errors.ts";
-import { ExpiringLru } from "./expiring-lru.ts";
 
 /** Bytes `[start, end)` of an object. */
 export interface ByteRange {
@@ -89,7 +88,7 @@ export class VersionReader {
     if (!(reuseMs > 0 && reuseMs <= (this.urlSeconds * 1000) / 2)) {
       throw new RangeError("VersionReader: reuseMs must be > 0 and at most half the URL's lifetime");
     }
-    this.urls = new ExpiringLru(URLS_KEPT, reuseMs);
+    this.urls = new ExpiringLru({ maxEntries: URLS_KEPT, ttlMs: reuseMs });
     this.maxAttempts = Math.max(1, options.maxAttempts ?? 3);
     this.signingDate = options.signingDate;
     this.timeoutMs = options.timeoutMs ?? 30_000;

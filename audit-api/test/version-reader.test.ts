@@ -9,7 +9,6 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { PutObjectCommand, type S3Client } from "@aws-sdk/client-s3";
 import { hangUpListener, rejectionOf, stackEnv } from "@svc/testkit";
 import { AuditApiError, VersionReader } from "../index.ts";
-import { ExpiringLru } from "../src/expiring-lru.ts";
 import { minioProxy, s3At } from "./support/minio-proxy.ts";
 import { storageNames, testS3 } from "./support/stored-data.ts";
 
@@ -172,32 +171,5 @@ describe("failures", () => {
   test("URL reuse must stay well inside the URL's lifetime", () => {
     expect(() => new VersionReader(s3, { urlSeconds: 60, reuseMs: 45_000 })).toThrow(RangeError);
     expect(() => new VersionReader(s3, { urlSeconds: 60, reuseMs: 30_000 })).not.toThrow();
-  });
-});
-
-describe("ExpiringLru", () => {
-  test("drops the least recently used entry when full and expired entries when read", () => {
-    let now = 0;
-    const lru = new ExpiringLru<string>(2, 100, () => now);
-    lru.set("a", "A");
-    lru.set("b", "B");
-    expect(lru.get("a")).toBe("A"); // a is now the most recent
-    lru.set("c", "C");
-    expect(lru.get("b")).toBeUndefined();
-    expect(lru.get("a")).toBe("A");
-    expect(lru.size).toBe(2);
-    now = 100;
-    expect(lru.get("a")).toBeUndefined();
-    expect(lru.size).toBe(1);
-  });
-
-  test("delete with a value leaves a newer entry alone", () => {
-    const lru = new ExpiringLru<string>(4, 1_000);
-    lru.set("k", "old");
-    lru.set("k", "new");
-    lru.delete("k", "old");
-    expect(lru.get("k")).toBe("new");
-    lru.delete("k");
-    expect(lru.get("k")).toBeUndefined();
   });
 });
