@@ -15,5 +15,10 @@ export {
   SERVICE_EXIT,
   type ServiceLogger,
 } from "./src/run-service.ts";
+export {
+  readSecretSetting,
+  type SecretSettingError,
+  type SecretSettingOptions,
+} from "./src/secret-setting.ts";
 export { rejectionsOf, SvcAggregateError, SvcError, type SvcErrorOptions } from "./src/svc-error.ts";
 export { type WaitOptions, waitFor } from "./src/wait-for.ts";

@@ -74,8 +74,8 @@ export class AuthError extends SvcError<AuthRefusalCode> {
 
 /** A bad `SVC_AUTH_*` value: raised at start-up, names the env field (`subject`). */
 export class AuthConfigError extends SvcError<"AUTH_CONFIG_INVALID"> {
-  constructor(field: string, message: string) {
-    super("AUTH_CONFIG_INVALID", `${field}: ${message}`, { subject: field });
+  constructor(field: string, message: string, cause?: unknown) {
+    super("AUTH_CONFIG_INVALID", `${field}: ${message}`, { subject: field, cause });
   }
 }
 

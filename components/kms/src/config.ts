@@ -1,9 +1,9 @@
-import { readFileSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { type Static, type TSchema, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { type EmitterConfig, loadEmitterConfig } from "@svc/audit-emitter";
 import { type AuthConfig, parseAuthConfig } from "@svc/auth";
+import { readSecretSetting } from "@svc/common";
 import { KmsError } from "./errors.ts";
 import { KMS } from "./profile.ts";
 
@@ -92,21 +92,11 @@ function parseSan(raw: string): SanEntry[] {
     .map((item) => ({ type: /^[\d.]+$|:/.test(item) ? "ip" : "dns", value: item }));
 }
 
-function readPassphrase(env: KmsEnv): string {
-  const { SVC_KMS_PASSPHRASE: value, SVC_KMS_PASSPHRASE_FILE: file } = env;
-  if ((value === undefined) === (file === undefined)) {
-    throw invalid("SVC_KMS_PASSPHRASE", "set exactly one of SVC_KMS_PASSPHRASE and SVC_KMS_PASSPHRASE_FILE");
-  }
-  if (value !== undefined) return value;
-  let text: string;
-  try {
-    text = readFileSync(file as string, "utf8");
-  } catch (cause) {
-    throw invalid("SVC_KMS_PASSPHRASE_FILE", `cannot read ${file}: ${(cause as Error).message}`, cause);
-  }
-  const passphrase = text.replace(/\r?\n$/, "");
-  if (passphrase.length < 12) throw invalid("SVC_KMS_PASSPHRASE_FILE", "the passphrase must be at least 12 characters");
-  return passphrase;
+/** The passphrase: exactly one of SVC_KMS_PASSPHRASE and SVC_KMS_PASSPHRASE_FILE (`readSecretSetting`). */
+function readPassphrase(env: Record<string, string | undefined>): string {
+  return readSecretSetting(env, "SVC_KMS_PASSPHRASE", invalid, {
+    check: (passphrase) => (passphrase.length < 12 ? "the passphrase must be at least 12 characters" : undefined),
+  });
 }
 
 function wrapForeign(cause: unknown): KmsError {
@@ -131,7 +121,7 @@ export function parseKmsConfig(env: Record<string, string | undefined>): KmsConf
   const error = firstError(KmsEnvSchema, withDefaults);
   if (error) throw error;
   const parsed = withDefaults as KmsEnv;
-  const passphrase = readPassphrase(parsed);
+  const passphrase = readPassphrase(env);
   const stateDir = join(env.HOME ?? "/var/lib", ".local/state/svc-ops/kms");
   const caExportPath = parsed.SVC_KMS_CA_EXPORT_PATH ?? join(stateDir, "kms-root-ca.pem");
   if (!isAbsolute(caExportPath))
