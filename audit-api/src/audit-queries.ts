@@ -1,11 +1,14 @@
 import type { BlockCache } from "./block-cache.ts";
 import type { QueryLimits } from "./config.ts";
 import { AuditApiError } from "./errors.ts";
-import { type EventLocation, type IndexReader, TAIL_KEYS_PER_STATEMENT } from "./index-reader.ts";
+import { type EventLocation, type EventRun, type IndexReader, TAIL_KEYS_PER_STATEMENT } from "./index-reader.ts";
+import { type ExportAnswer, JsonlChunks } from "./jsonl-chunks.ts";
+import { checkLineId } from "./line-check.ts";
 import { compareTimeId } from "./micro-time.ts";
 import { readLines } from "./object-reader.ts";
 import type { PagePosition, PageTokens } from "./page-token.ts";
 import type { AuditQuery, ListQuery } from "./query-request.ts";
+import { type RunBytes, readRuns } from "./run-reader.ts";
 import type { TailRecord, TailStore } from "./tail-store.ts";
 import type { VersionReader } from "./version-reader.ts";
 
@@ -20,11 +23,7 @@ export interface ListAnswer {
   nextPageToken: string;
 }
 
-export interface ExportAnswer {
-  /** JSONL: each stored line as written, `\n` after each. */
-  data: Uint8Array;
-  totalCount: number;
-}
+export type { ExportAnswer } from "./jsonl-chunks.ts";
 
 /** One answered event: where the index says it is, or the freshness tail's record. */
 type Entry = { location: EventLocation; tail?: undefined } | { tail: TailRecord; location?: undefined };
@@ -43,55 +42,19 @@ const EXPORT_AHEAD = 3;
 const CHUNK_BYTES = 1024 * 1024;
 
 const decoder = new TextDecoder("utf-8", { fatal: false });
-/** `{"id":"` */
-const ID_PREFIX = [0x7b, 0x22, 0x69, 0x64, 0x22, 0x3a, 0x22];
 
 /** The parsed records of a page's lines (for transports that re-encode them, gRPC). */
 export function recordsOf(lines: readonly Uint8Array[]): StoredRecord[] {
   return lines.map((line) => JSON.parse(decoder.decode(line)) as StoredRecord);
 }
 
-/**
- * Whether `line` is a JSON object whose first member is `"id"` with `id` as the writer encodes it
- * (`{"id":"…",…}`): the check without parsing the line, for the writer's lines (id first). Anything else falls back
- * to `parseLine`.
- */
-function startsWithId(line: Uint8Array, id: string): boolean {
-  // `{"id":"` + the id's characters (plain ASCII without `"` or `\\` only: else the fallback) + `"`
-  const n = 7 + id.length;
-  if (line.length <= n + 1 || line[line.length - 1] !== 0x7d) return false;
-  for (let i = 0; i < 7; i++) if (line[i] !== ID_PREFIX[i]) return false;
-  for (let i = 0; i < id.length; i++) {
-    const c = id.charCodeAt(i);
-    if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c || line[7 + i] !== c) return false;
-  }
-  const after = line[n + 1];
-  return line[n] === 0x22 && (after === 0x2c || after === 0x7d);
-}
-
-/** Checks that `line` holds the event the index names (`parseLine`'s errors), parsing only when the cheap check fails. */
+/** Checks that `line` holds the event the index names (`checkLineId`'s errors). */
 function checkLine(line: Uint8Array, location: EventLocation): void {
-  if (!startsWithId(line, location.id)) parseLine(line, location);
-}
-
-function parseLine(line: Uint8Array, location: EventLocation): StoredRecord {
-  let record: unknown;
-  try {
-    record = JSON.parse(decoder.decode(line));
-  } catch (error) {
-    throw new AuditApiError("AUDIT_API_OBJECT_READ_FAILED", `${location.key}: event ${location.id} is not JSON`, {
-      subject: location.key,
-      cause: error,
-    });
-  }
-  if (typeof record !== "object" || record === null || (record as StoredRecord).id !== location.id) {
-    throw new AuditApiError(
-      "AUDIT_API_OBJECT_READ_FAILED",
-      `${location.key} (version ${location.versionId}) bytes ${location.byteStart}+${location.byteLength} do not hold event ${location.id}`,
-      { subject: location.key },
-    );
-  }
-  return record as StoredRecord;
+  checkLineId(line, location.id, {
+    key: location.key,
+    versionId: location.versionId,
+    bytes: `${location.byteStart}+${location.byteLength}`,
+  });
 }
 
 /**
@@ -245,43 +208,83 @@ export class AuditQueries {
   }
 
   /**
+   * The index's runs after `after` (`IndexReader.runs`), one export step of `exportStep` rows at a time, the next
+   * step read while this one is handled.
+   */
+  private async *runSteps(tenantId: string, query: AuditQuery): AsyncGenerator<EventRun[]> {
+    const step = this.exportStep;
+    const read = (after: PagePosition | undefined) => {
+      const runs = this.index.runs(tenantId, query, after, step);
+      runs.catch(() => {}); // awaited on the next turn; not an unhandled rejection if the consumer stops
+      return runs;
+    };
+    let next: Promise<EventRun[]> | undefined = read(undefined);
+    while (next) {
+      const runs: EventRun[] = await next;
+      let rows = 0;
+      for (const run of runs) rows += run.lines;
+      next = rows === step ? read((runs.at(-1) as EventRun).last) : undefined;
+      yield runs;
+    }
+  }
+
+  /**
    * Every matching event as JSONL chunks (each a whole number of lines, about `CHUNK_BYTES`), oldest first: the
    * streaming export, for a range of any size. Memory stays at `EXPORT_AHEAD` index steps (plus the tail's part).
+   *
+   * The index's rows come as runs (rows whose lines lie back to back in one object version), whose bytes are passed
+   * on as read, checked per run (`checkRun`): no object per event. From the first fresh tail record on (records the
+   * index does not hold yet, docs/audit-storage.md, "Freshness"), the rows are merged one by one with the tail's.
    */
   async *exportChunks(tenantId: string, query: AuditQuery): AsyncGenerator<ExportAnswer> {
     const snapshot = this.tail?.snapshot(tenantId, query) ?? [];
     const fresh = await this.freshTail(this.index, tenantId, snapshot);
-    let part: Uint8Array[] = [];
-    let bytes = 0;
-    let step: Entry[] = [];
-    // Steps whose objects are being read while the next index rows are fetched (at most EXPORT_AHEAD at once).
-    const reading: Promise<Uint8Array[]>[] = [];
-    const startStep = () => {
-      const lines = this.linesOf(step, false);
-      lines.catch(() => {}); // awaited in order below; a failure surfaces there, not as an unhandled rejection
-      reading.push(lines);
-      step = [];
+    const out = new JsonlChunks(CHUNK_BYTES);
+    // Runs: every run whose rows all sort before the first fresh record.
+    const firstFresh = fresh[0];
+    let after: PagePosition | undefined;
+    const readingRuns: Promise<RunBytes[]>[] = [];
+    const emitRuns = function* (runs: RunBytes[]): Generator<ExportAnswer> {
+      for (const run of runs) yield* out.run(run);
     };
-    const emit = function* (lines: Uint8Array[]): Generator<ExportAnswer> {
-      for (const line of lines) {
-        part.push(line);
-        bytes += line.length + 1;
-        if (bytes >= CHUNK_BYTES) {
-          yield { data: joinLines(part, bytes), totalCount: part.length };
-          [part, bytes] = [[], 0];
+    for await (const runs of this.runSteps(tenantId, query)) {
+      const cut = firstFresh ? runs.findIndex((run) => compareTimeId(run.last, firstFresh) >= 0) : -1;
+      const before = cut === -1 ? runs : runs.slice(0, cut);
+      if (before.length > 0) {
+        const read = readRuns(this.objects, before, this.limits.rangeMergeBytes);
+        read.catch(() => {}); // awaited in order below; a failure surfaces there, not as an unhandled rejection
+        readingRuns.push(read);
+        after = (before.at(-1) as EventRun).last;
+      }
+      if (cut !== -1) break;
+      if (readingRuns.length >= EXPORT_AHEAD) yield* emitRuns(await (readingRuns.shift() as Promise<RunBytes[]>));
+    }
+    while (readingRuns.length > 0) yield* emitRuns(await (readingRuns.shift() as Promise<RunBytes[]>));
+    if (fresh.length > 0) {
+      // From the first fresh record on: index rows one by one, merged with the tail's records.
+      let step: Entry[] = [];
+      // Steps whose objects are being read while the next index rows are fetched (at most EXPORT_AHEAD at once).
+      const reading: Promise<Uint8Array[]>[] = [];
+      const startStep = () => {
+        const lines = this.linesOf(step, false);
+        lines.catch(() => {}); // awaited in order below; a failure surfaces there, not as an unhandled rejection
+        reading.push(lines);
+        step = [];
+      };
+      const emit = function* (lines: Uint8Array[]): Generator<ExportAnswer> {
+        for (const line of lines) yield* out.line(line);
+      };
+      for await (const entry of this.merged(this.index, tenantId, query, after, fresh, this.exportStep, true)) {
+        step.push(entry);
+        if (step.length >= this.exportStep) {
+          startStep();
+          if (reading.length >= EXPORT_AHEAD) yield* emit(await (reading.shift() as Promise<Uint8Array[]>));
         }
       }
-    };
-    for await (const entry of this.merged(this.index, tenantId, query, undefined, fresh, this.exportStep, true)) {
-      step.push(entry);
-      if (step.length >= this.exportStep) {
-        startStep();
-        if (reading.length >= EXPORT_AHEAD) yield* emit(await (reading.shift() as Promise<Uint8Array[]>));
-      }
+      if (step.length > 0) startStep();
+      while (reading.length > 0) yield* emit(await (reading.shift() as Promise<Uint8Array[]>));
     }
-    if (step.length > 0) startStep();
-    while (reading.length > 0) yield* emit(await (reading.shift() as Promise<Uint8Array[]>));
-    if (part.length > 0) yield { data: joinLines(part, bytes), totalCount: part.length };
+    yield* out.end();
   }
 
   /**
@@ -304,18 +307,6 @@ export class AuditQueries {
     }
     return { data: Buffer.concat(chunks, bytes), totalCount: count };
   }
-}
-
-/** Lines joined, each followed by `\n`. */
-function joinLines(lines: readonly Uint8Array[], bytes: number): Uint8Array {
-  const data = new Uint8Array(bytes);
-  let offset = 0;
-  for (const line of lines) {
-    data.set(line, offset);
-    offset += line.length;
-    data[offset++] = 0x0a;
-  }
-  return data;
 }
 
 function tooLarge(size: string, limit: string): AuditApiError {

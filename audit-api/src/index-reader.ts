@@ -59,7 +59,8 @@ class IndexedEvent implements EventLocation {
  * (not expected in an audit trail, but valid) come as `to_char` text.
  */
 const FLOAT_TIME_BEFORE = "2106-01-01T00:00:00Z";
-const TIME_TEXT = `to_char(e.time AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+const timeText = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+const TIME_TEXT = timeText("e.time");
 
 /** A page row as selected. */
 interface PageRow {
@@ -102,6 +103,53 @@ export function inPageOrder(rows: readonly PageRow[]): boolean {
     if (order === 0 && a.id !== b.id && Buffer.compare(Buffer.from(a.id), Buffer.from(b.id)) > 0) return false;
   }
   return true;
+}
+
+/**
+ * A run of an export step: index rows that follow each other in `(time, id)` order and whose lines lie back to back
+ * in one object version (each line followed by its newline), read and passed on as one span of bytes.
+ */
+export interface EventRun {
+  readonly bucket: string;
+  readonly key: string;
+  readonly versionId: string;
+  /** The first line's first byte. */
+  readonly start: number;
+  /** After the last line's newline: the span `[start, end)` holds `lines` newline-terminated lines. */
+  readonly end: number;
+  readonly lines: number;
+  readonly firstId: string;
+  /** The run's last row: the keyset position after it (its `time` built when first read). */
+  readonly last: PagePosition;
+}
+
+/** A run as selected (`IndexReader.runs`). */
+interface RunRow {
+  object_id: number;
+  byte_start: number;
+  byte_end: number;
+  n: number;
+  first_id: string;
+  last_id: string;
+  us: number | null;
+  t: string | null;
+}
+
+/** A run's last row as a page position: the time string built when first read. */
+class RunEnd implements PagePosition {
+  #time: string | null;
+  constructor(
+    readonly id: string,
+    private readonly micros: number | null,
+    time: string | null,
+  ) {
+    this.#time = time;
+  }
+
+  get time(): string {
+    this.#time ??= microsTime(Math.round(this.micros as number));
+    return this.#time;
+  }
 }
 
 /** `objects` rows kept by id (immutable: kept until pushed out by newer ones). */
@@ -305,22 +353,75 @@ export class IndexReader {
     }
   }
 
-  /** The page statement's text: rows carry the time as epoch microseconds (or text) and their object's id. */
+  /**
+   * The page statement's text: rows carry the time as epoch microseconds (or text) and their object's id (`raw`:
+   * the columns as stored, for a statement that reads them further).
+   */
   private pageText(
     s: Statement,
     tenantId: string,
     query: AuditQuery,
     after: PagePosition | undefined,
     limit: number,
+    raw = false,
   ): string {
+    const columns = raw
+      ? "e.time, e.id, e.object_id, e.byte_start, e.byte_length"
+      : `e.id, CASE WHEN e.time < '${FLOAT_TIME_BEFORE}' THEN date_part('epoch', e.time) * 1000000 END AS us,` +
+        ` CASE WHEN e.time >= '${FLOAT_TIME_BEFORE}' THEN ${TIME_TEXT} END AS t, e.object_id::float8 AS object_id,` +
+        " e.byte_start::float8 AS byte_start, e.byte_length";
     let text =
-      `SELECT e.id, CASE WHEN e.time < '${FLOAT_TIME_BEFORE}' THEN date_part('epoch', e.time) * 1000000 END AS us,` +
-      ` CASE WHEN e.time >= '${FLOAT_TIME_BEFORE}' THEN ${TIME_TEXT} END AS t, e.object_id::float8 AS object_id,` +
-      ` e.byte_start::float8 AS byte_start, e.byte_length FROM ${this.events} e` +
+      `SELECT ${columns} FROM ${this.events} e` +
       ` WHERE e.tenant_id = ${s.param(tenantId)} AND e.time >= ${s.param(query.start)}::timestamptz` +
       ` AND e.time < ${s.param(query.end)}::timestamptz`;
     if (after) text += ` AND (e.time, e.id) > (${s.param(after.time)}::timestamptz, ${s.param(after.id)}::text)`;
     return `${text}${this.filters(s, query, "e.", true)} ORDER BY e.time, e.id LIMIT ${s.param(limit)}`;
+  }
+
+  /**
+   * The next `limit` rows after `after` (the page statement's rows) as runs, in order: PostgreSQL groups them
+   * (gaps and islands over the rows in `(time, id)` order: a row starts a run when its object differs from the row
+   * before or its line does not start right after that row's line and newline; the running sum of those starts
+   * numbers the runs), so an export step answers one row per run instead of one per event. The runs' rows sum to
+   * `limit` unless the range ends in this step.
+   */
+  async runs(tenantId: string, query: AuditQuery, after: PagePosition | undefined, limit: number): Promise<EventRun[]> {
+    const s = new Statement();
+    const page = this.pageText(s, tenantId, query, after, limit, true);
+    const lastTime = "max(r.time)";
+    const text =
+      "SELECT min(r.object_id)::float8 AS object_id, min(r.byte_start)::float8 AS byte_start," +
+      " max(r.byte_start + r.byte_length)::float8 + 1 AS byte_end, count(*)::int4 AS n," +
+      " min(CASE WHEN r.starts THEN r.id END) AS first_id, min(CASE WHEN r.ends THEN r.id END) AS last_id," +
+      ` CASE WHEN ${lastTime} < '${FLOAT_TIME_BEFORE}' THEN date_part('epoch', ${lastTime}) * 1000000 END AS us,` +
+      ` CASE WHEN ${lastTime} >= '${FLOAT_TIME_BEFORE}' THEN ${timeText(lastTime)} END AS t` +
+      " FROM (SELECT f.*, count(*) FILTER (WHERE f.starts) OVER (ORDER BY f.time, f.id ROWS UNBOUNDED PRECEDING) AS run" +
+      " FROM (SELECT p.time, p.id, p.object_id, p.byte_start, p.byte_length," +
+      " (p.object_id IS DISTINCT FROM lag(p.object_id) OVER w" +
+      " OR p.byte_start IS DISTINCT FROM lag(p.byte_start + p.byte_length + 1) OVER w) AS starts," +
+      " (p.object_id IS DISTINCT FROM lead(p.object_id) OVER w" +
+      " OR p.byte_start + p.byte_length + 1 IS DISTINCT FROM lead(p.byte_start) OVER w) AS ends" +
+      ` FROM (${page}) p WINDOW w AS (ORDER BY p.time, p.id)) f) r GROUP BY r.run ORDER BY r.run`;
+    let rows: RunRow[];
+    try {
+      rows = (await this.sql.unsafe(text, s.params)) as RunRow[];
+    } catch (error) {
+      throw indexFailed("runs", error);
+    }
+    const objects = await this.objectsOf(rows.map((row) => ({ id: row.first_id, object_id: row.object_id })));
+    return rows.map((row): EventRun => {
+      const object = objects.get(row.object_id) as StoredObject;
+      return {
+        bucket: object.bucket,
+        key: object.key,
+        versionId: object.versionId,
+        start: Number(row.byte_start),
+        end: Number(row.byte_end),
+        lines: row.n,
+        firstId: row.first_id,
+        last: new RunEnd(row.last_id, row.us, row.t),
+      };
+    });
   }
 
   /** Page rows as locations: the objects' bucket, key and version from the cache (one lookup for missing ids). */
@@ -404,7 +505,7 @@ export class IndexReader {
   }
 
   /** The objects of `rows` by id: from the cache, the missing ones read in one statement. */
-  private async objectsOf(rows: readonly PageRow[]): Promise<Map<number, StoredObject>> {
+  private async objectsOf(rows: readonly { id: string; object_id: number }[]): Promise<Map<number, StoredObject>> {
     const found = new Map<number, StoredObject>();
     const missing = new Set<number>();
     for (const row of rows) {

@@ -73,9 +73,13 @@ export function planReads(locations: readonly EventLocation[], mergeBytes: numbe
 
 /**
  * The bytes of one read: a ranged GET (through `cache` when given), or the whole object decoded for gzip
- * (`version-reader.ts`'s failures).
+ * (`version-reader.ts`'s failures; the caller finds its range at `start` then).
  */
-async function fetchRange(objects: VersionReader, read: RangeRead, cache?: BlockCache): Promise<Uint8Array> {
+export async function fetchRange(
+  objects: VersionReader,
+  read: { bucket: string; key: string; versionId: string; start: number; end: number },
+  cache?: BlockCache,
+): Promise<Uint8Array> {
   if (!read.key.endsWith(".gz")) {
     return (cache ?? objects).read(read.bucket, read.key, read.versionId, { start: read.start, end: read.end });
   }
