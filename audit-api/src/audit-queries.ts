@@ -1,7 +1,7 @@
 import type { BlockCache } from "./block-cache.ts";
 import type { QueryLimits } from "./config.ts";
 import { AuditApiError } from "./errors.ts";
-import { type EventLocation, type EventRun, type IndexReader, TAIL_KEYS_PER_STATEMENT } from "./index-reader.ts";
+import { type EventLocation, type IndexReader, TAIL_KEYS_PER_STATEMENT } from "./index-reader.ts";
 import { type ExportAnswer, JsonlChunks } from "./jsonl-chunks.ts";
 import { checkLineId } from "./line-check.ts";
 import { compareTimeId } from "./micro-time.ts";
@@ -9,6 +9,7 @@ import { readLines } from "./object-reader.ts";
 import type { PagePosition, PageTokens } from "./page-token.ts";
 import type { AuditQuery, ListQuery } from "./query-request.ts";
 import { type RunBytes, readRuns } from "./run-reader.ts";
+import type { EventRun } from "./step-runs.ts";
 import type { TailRecord, TailStore } from "./tail-store.ts";
 import type { VersionReader } from "./version-reader.ts";
 
@@ -214,15 +215,13 @@ export class AuditQueries {
   private async *runSteps(tenantId: string, query: AuditQuery): AsyncGenerator<EventRun[]> {
     const step = this.exportStep;
     const read = (after: PagePosition | undefined) => {
-      const runs = this.index.runs(tenantId, query, after, step);
-      runs.catch(() => {}); // awaited on the next turn; not an unhandled rejection if the consumer stops
-      return runs;
+      const answer = this.index.runs(tenantId, query, after, step);
+      answer.catch(() => {}); // awaited on the next turn; not an unhandled rejection if the consumer stops
+      return answer;
     };
-    let next: Promise<EventRun[]> | undefined = read(undefined);
+    let next: Promise<{ runs: EventRun[]; rows: number }> | undefined = read(undefined);
     while (next) {
-      const runs: EventRun[] = await next;
-      let rows = 0;
-      for (const run of runs) rows += run.lines;
+      const { runs, rows }: { runs: EventRun[]; rows: number } = await next;
       next = rows === step ? read((runs.at(-1) as EventRun).last) : undefined;
       yield runs;
     }

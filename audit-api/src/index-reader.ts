@@ -5,6 +5,7 @@ import { compareTimeId, microsTime } from "./micro-time.ts";
 import type { PagePosition } from "./page-token.ts";
 import type { AuditQuery } from "./query-request.ts";
 import type { RollupSum, RollupSums } from "./rollup-sums.ts";
+import { type EventRun, groupRuns, type StepColumns, stepIds } from "./step-runs.ts";
 
 /** Where one indexed event's line lies: an object version and a byte range of its uncompressed JSONL. */
 export interface EventLocation {
@@ -103,53 +104,6 @@ export function inPageOrder(rows: readonly PageRow[]): boolean {
     if (order === 0 && a.id !== b.id && Buffer.compare(Buffer.from(a.id), Buffer.from(b.id)) > 0) return false;
   }
   return true;
-}
-
-/**
- * A run of an export step: index rows that follow each other in `(time, id)` order and whose lines lie back to back
- * in one object version (each line followed by its newline), read and passed on as one span of bytes.
- */
-export interface EventRun {
-  readonly bucket: string;
-  readonly key: string;
-  readonly versionId: string;
-  /** The first line's first byte. */
-  readonly start: number;
-  /** After the last line's newline: the span `[start, end)` holds `lines` newline-terminated lines. */
-  readonly end: number;
-  readonly lines: number;
-  readonly firstId: string;
-  /** The run's last row: the keyset position after it (its `time` built when first read). */
-  readonly last: PagePosition;
-}
-
-/** A run as selected (`IndexReader.runs`). */
-interface RunRow {
-  object_id: number;
-  byte_start: number;
-  byte_end: number;
-  n: number;
-  first_id: string;
-  last_id: string;
-  us: number | null;
-  t: string | null;
-}
-
-/** A run's last row as a page position: the time string built when first read. */
-class RunEnd implements PagePosition {
-  #time: string | null;
-  constructor(
-    readonly id: string,
-    private readonly micros: number | null,
-    time: string | null,
-  ) {
-    this.#time = time;
-  }
-
-  get time(): string {
-    this.#time ??= microsTime(Math.round(this.micros as number));
-    return this.#time;
-  }
 }
 
 /** `objects` rows kept by id (immutable: kept until pushed out by newer ones). */
@@ -379,49 +333,64 @@ export class IndexReader {
   }
 
   /**
-   * The next `limit` rows after `after` (the page statement's rows) as runs, in order: PostgreSQL groups them
-   * (gaps and islands over the rows in `(time, id)` order: a row starts a run when its object differs from the row
-   * before or its line does not start right after that row's line and newline; the running sum of those starts
-   * numbers the runs), so an export step answers one row per run instead of one per event. The runs' rows sum to
-   * `limit` unless the range ends in this step.
+   * The next `limit` rows after `after` (the page statement's rows) as runs, in order (`groupRuns`): the rows come
+   * as one row of arrays (`StepColumns`), so an export step costs the client a few array decodes instead of an
+   * object per event. (PostgreSQL could group them itself with `lag`/`lead` and a running count, but its window
+   * functions cost 2–3× the page's CPU: docs/audit-storage.md, "Pages and exports".) The runs' rows sum to `limit`
+   * unless the range ends in this step.
    */
-  async runs(tenantId: string, query: AuditQuery, after: PagePosition | undefined, limit: number): Promise<EventRun[]> {
-    const s = new Statement();
-    const page = this.pageText(s, tenantId, query, after, limit, true);
-    const lastTime = "max(r.time)";
-    const text =
-      "SELECT min(r.object_id)::float8 AS object_id, min(r.byte_start)::float8 AS byte_start," +
-      " max(r.byte_start + r.byte_length)::float8 + 1 AS byte_end, count(*)::int4 AS n," +
-      " min(CASE WHEN r.starts THEN r.id END) AS first_id, min(CASE WHEN r.ends THEN r.id END) AS last_id," +
-      ` CASE WHEN ${lastTime} < '${FLOAT_TIME_BEFORE}' THEN date_part('epoch', ${lastTime}) * 1000000 END AS us,` +
-      ` CASE WHEN ${lastTime} >= '${FLOAT_TIME_BEFORE}' THEN ${timeText(lastTime)} END AS t` +
-      " FROM (SELECT f.*, count(*) FILTER (WHERE f.starts) OVER (ORDER BY f.time, f.id ROWS UNBOUNDED PRECEDING) AS run" +
-      " FROM (SELECT p.time, p.id, p.object_id, p.byte_start, p.byte_length," +
-      " (p.object_id IS DISTINCT FROM lag(p.object_id) OVER w" +
-      " OR p.byte_start IS DISTINCT FROM lag(p.byte_start + p.byte_length + 1) OVER w) AS starts," +
-      " (p.object_id IS DISTINCT FROM lead(p.object_id) OVER w" +
-      " OR p.byte_start + p.byte_length + 1 IS DISTINCT FROM lead(p.byte_start) OVER w) AS ends" +
-      ` FROM (${page}) p WINDOW w AS (ORDER BY p.time, p.id)) f) r GROUP BY r.run ORDER BY r.run`;
-    let rows: RunRow[];
-    try {
-      rows = (await this.sql.unsafe(text, s.params)) as RunRow[];
-    } catch (error) {
-      throw indexFailed("runs", error);
+  async runs(
+    tenantId: string,
+    query: AuditQuery,
+    after: PagePosition | undefined,
+    limit: number,
+  ): Promise<{ runs: EventRun[]; rows: number }> {
+    let columns = await this.stepColumns(tenantId, query, after, limit, false);
+    const rows = columns.o?.length ?? 0;
+    let ids = stepIds(columns, rows);
+    if (!ids) {
+      columns = await this.stepColumns(tenantId, query, after, limit, true);
+      ids = stepIds(columns, rows) ?? [];
     }
-    const objects = await this.objectsOf(rows.map((row) => ({ id: row.first_id, object_id: row.object_id })));
-    return rows.map((row): EventRun => {
-      const object = objects.get(row.object_id) as StoredObject;
+    const grouped = groupRuns(columns, ids);
+    const objects = await this.objectsOf(grouped.map((run) => ({ id: run.firstId, object_id: run.objectId })));
+    const runs = grouped.map((run): EventRun => {
+      const object = objects.get(run.objectId) as StoredObject;
       return {
         bucket: object.bucket,
         key: object.key,
         versionId: object.versionId,
-        start: Number(row.byte_start),
-        end: Number(row.byte_end),
-        lines: row.n,
-        firstId: row.first_id,
-        last: new RunEnd(row.last_id, row.us, row.t),
+        start: run.start,
+        end: run.end,
+        lines: run.lines,
+        firstId: run.firstId,
+        last: run.last,
       };
     });
+    return { runs, rows };
+  }
+
+  /** A step's rows as one row of arrays (`StepColumns`); `idArray`: the ids as `text[]` (one holds a newline). */
+  private async stepColumns(
+    tenantId: string,
+    query: AuditQuery,
+    after: PagePosition | undefined,
+    limit: number,
+    idArray: boolean,
+  ): Promise<StepColumns> {
+    const s = new Statement();
+    const page = this.pageText(s, tenantId, query, after, limit, true);
+    const text =
+      "SELECT array_agg(p.object_id::float8) AS o, array_agg(p.byte_start::float8) AS s, array_agg(p.byte_length) AS l," +
+      ` array_agg(CASE WHEN p.time < '${FLOAT_TIME_BEFORE}' THEN date_part('epoch', p.time) * 1000000 END) AS us,` +
+      ` array_agg(${timeText("p.time")}) FILTER (WHERE p.time >= '${FLOAT_TIME_BEFORE}') AS t,` +
+      ` ${idArray ? "array_agg(p.id)" : "string_agg(p.id, E'\\n')"} AS ids FROM (${page}) p`;
+    try {
+      const [row] = (await this.sql.unsafe(text, s.params)) as StepColumns[];
+      return row as StepColumns;
+    } catch (error) {
+      throw indexFailed("runs", error);
+    }
   }
 
   /** Page rows as locations: the objects' bucket, key and version from the cache (one lookup for missing ids). */

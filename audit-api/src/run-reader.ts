@@ -1,7 +1,7 @@
 import { AuditApiError } from "./errors.ts";
-import type { EventRun } from "./index-reader.ts";
 import { checkLineId } from "./line-check.ts";
 import { fetchRange } from "./object-reader.ts";
+import type { EventRun } from "./step-runs.ts";
 import type { VersionReader } from "./version-reader.ts";
 
 /** A run's bytes, checked against the index: `lines` newline-terminated lines, passed on as they are. */

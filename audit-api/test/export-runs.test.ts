@@ -114,7 +114,8 @@ async function listed(queries: AuditQueries, query: AuditQuery): Promise<string>
 const jsonl = (records: readonly TestRecord[]) => records.map((r) => `${JSON.stringify(r)}\n`).join("");
 
 test("the index answers a step as runs: one per block of back-to-back lines of one version", async () => {
-  const runs = await new IndexReader(sql, names.schema).runs(tenant, DAY, undefined, 1_000);
+  const { runs, rows } = await new IndexReader(sql, names.schema).runs(tenant, DAY, undefined, 1_000);
+  expect(rows).toBe(100);
   expect(runs.reduce((sum, run) => sum + run.lines, 0)).toBe(100);
   // A: 4 blocks, the third cut by another tenant's line, the fourth by the id stored twice; B: 5 blocks, the last
   // in the retried version; C: one.
@@ -255,3 +256,27 @@ test.each(["first", "last"])(
     expect(error.message).toContain(wrong);
   },
 );
+
+test("ids holding a newline and times after 2106 (text, not float µs) export as listed", async () => {
+  const odd = "tenant-runs-odd";
+  const late = Date.parse("2200-02-02T02:02:02.123Z");
+  const records = Array.from({ length: 12 }, (_, i) =>
+    sampleRecord(i % 3 === 0 ? `odd\n${i}` : `odd-${String(i).padStart(2, "0")}`, odd, i < 6 ? T0 + i : late + i),
+  );
+  await storeBatch(sql, s3, names, sealBatch(names.topic, 5, 0n, records));
+  const range = { start: DAY.start, end: "2201-01-01T00:00:00Z" };
+  for (const step of [5, undefined]) {
+    const queries = queriesWith(step);
+    const chunks: Uint8Array[] = [];
+    for await (const chunk of queries.exportChunks(odd, range)) chunks.push(chunk.data);
+    let listedText = "";
+    let pageToken = "";
+    do {
+      const page = await queries.list(odd, { query: range, pageSize: 5, pageToken });
+      for (const line of page.lines) listedText += `${Buffer.from(line).toString("utf8")}\n`;
+      pageToken = page.nextPageToken;
+    } while (pageToken !== "");
+    expect(Buffer.concat(chunks).toString("utf8")).toBe(listedText);
+    expect(listedText).toBe(jsonl([...records].sort(byTimeThenId)));
+  }
+});
