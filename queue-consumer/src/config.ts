@@ -73,6 +73,12 @@ export const QueueConsumerEnvSchema = Type.Object({
   SVC_AUDIT_INDEX_SCHEMA: Type.String({ pattern: IDENTIFIER, default: "audit", description: "index schema" }),
   SVC_AUDIT_RETRY_MAX_MS: integer({ minimum: 10, maximum: 600_000, default: 30_000, description: "longest backoff" }),
   SVC_AUDIT_SHUTDOWN_TIMEOUT_MS: integer({ minimum: 0, maximum: 600_000, default: 25_000, description: "drain" }),
+  SVC_AUDIT_S3_PUT_TIMEOUT_MS: integer({
+    minimum: 100,
+    maximum: 3_600_000,
+    default: 60_000,
+    description: "a PUT without a whole answer within this is aborted and retried",
+  }),
   SVC_AUDIT_METRICS_PORT: Type.Optional(
     integer({ minimum: 0, maximum: 65_535, description: "port of /metrics and /health; unset = not served" }),
   ),
@@ -121,6 +127,8 @@ export interface QueueConsumerConfig {
   indexSchema: string;
   retryMaxMs: number;
   shutdownTimeoutMs: number;
+  /** A PUT without a whole answer within this many ms is aborted and retried (a server that accepts and never answers). */
+  putTimeoutMs: number;
   /** Undefined: no metrics listener. 0: an ephemeral port (tests). */
   metricsPort: number | undefined;
   metricsHost: string;
@@ -206,6 +214,7 @@ export function parseQueueConsumerConfig(env: Record<string, string | undefined>
     indexSchema: parsed.SVC_AUDIT_INDEX_SCHEMA,
     retryMaxMs: parsed.SVC_AUDIT_RETRY_MAX_MS,
     shutdownTimeoutMs: parsed.SVC_AUDIT_SHUTDOWN_TIMEOUT_MS,
+    putTimeoutMs: parsed.SVC_AUDIT_S3_PUT_TIMEOUT_MS,
     metricsPort: parsed.SVC_AUDIT_METRICS_PORT,
     metricsHost: parsed.SVC_AUDIT_METRICS_HOST,
     logLevel: parsed.SVC_AUDIT_LOG_LEVEL as LogLevel,

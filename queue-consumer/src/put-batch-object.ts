@@ -38,16 +38,27 @@ export async function encodeBody(body: Buffer, compression: "none" | "gzip"): Pr
   return compression === "gzip" ? await gzipAsync(body, { level: 1 }) : body;
 }
 
+/** How one PUT may be ended early: the writer's signal (its partition revoked) and a time limit. */
+export interface PutLimits {
+  /** Aborts the PUT (the batch is no longer this replica's to write). */
+  signal?: AbortSignal;
+  /** The PUT fails, retriably, when S3 has not answered whole within this many ms. */
+  timeoutMs?: number;
+}
+
 /**
  * PUTs one batch object under Object Lock COMPLIANCE (docs/audit-storage.md, "PUT"): retain-until = now +
  * retention days, `ChecksumAlgorithm: CRC32C` (the SDK sends `x-amz-checksum-crc32c`), and the batch's offsets,
- * record count and time range as user metadata. Throws `QUEUE_CONSUMER_PUT_FAILED`.
+ * record count and time range as user metadata. Throws `QUEUE_CONSUMER_PUT_FAILED`; a PUT without an answer within
+ * `limits.timeoutMs` (a server that accepted the connection and went silent) is aborted and fails retriably, so the
+ * writer's retry loop, not a hung socket, decides what happens to the batch.
  */
 export async function putBatchObject(
   s3: S3Client,
   settings: PutSettings,
   batch: SealedBatch,
   now: Date = new Date(),
+  limits: PutLimits = {},
 ): Promise<WrittenObject> {
   const gzipped = settings.compression === "gzip";
   const key = objectKey({
@@ -59,6 +70,9 @@ export async function putBatchObject(
     gzip: gzipped,
   });
   const retainUntil = new Date(now.getTime() + settings.retentionDays * DAY_MS);
+  const timeout = limits.timeoutMs === undefined ? undefined : AbortSignal.timeout(limits.timeoutMs);
+  const signals = [limits.signal, timeout].filter((s): s is AbortSignal => s !== undefined);
+  const abortSignal = signals.length > 0 ? AbortSignal.any(signals) : undefined;
   try {
     const body = await encodeBody(batch.body, settings.compression);
     const metadata: Record<string, string> = {
@@ -81,6 +95,7 @@ export async function putBatchObject(
         ObjectLockRetainUntilDate: retainUntil,
         Metadata: metadata,
       }),
+      { abortSignal },
     );
     if (!answer.VersionId) {
       throw new QueueConsumerError(
@@ -92,10 +107,15 @@ export async function putBatchObject(
     return { bucket: settings.bucket, key, versionId: answer.VersionId, bytes: body.length, retainUntil };
   } catch (error) {
     if (error instanceof QueueConsumerError) throw error;
-    const message = error instanceof Error ? error.message : String(error);
+    const timedOut = timeout?.aborted === true && limits.signal?.aborted !== true;
+    const message = timedOut
+      ? `no answer within ${limits.timeoutMs} ms`
+      : error instanceof Error
+        ? error.message
+        : String(error);
     throw new QueueConsumerError("QUEUE_CONSUMER_PUT_FAILED", `PUT ${settings.bucket}/${key}: ${message}`, {
       subject: key,
-      canRetry: canRetryS3(error),
+      canRetry: timedOut || canRetryS3(error),
       cause: error,
     });
   }

@@ -158,15 +158,19 @@ export async function startConsumer(
 
   const writeBatch = async (batch: SealedBatch, signal: AbortSignal): Promise<void> => {
     const where = `${batch.topic}/${batch.partition}@${batch.firstOffset}`;
-    const object = await retryWithBackoff(`PUT ${where}`, () => putBatchObject(s3, config, batch), {
-      maxDelayMs: config.retryMaxMs,
-      signal,
-      onRetry: (error, attempt, delayMs) => {
-        metrics.putRetries.inc();
-        events.emit("put-retry", error);
-        logger.warn({ err: error, attempt, delayMs, batch: where }, "PUT failed; retrying, nothing committed");
+    const object = await retryWithBackoff(
+      `PUT ${where}`,
+      () => putBatchObject(s3, config, batch, new Date(), { signal, timeoutMs: config.putTimeoutMs }),
+      {
+        maxDelayMs: config.retryMaxMs,
+        signal,
+        onRetry: (error, attempt, delayMs) => {
+          metrics.putRetries.inc();
+          events.emit("put-retry", error);
+          logger.warn({ err: error, attempt, delayMs, batch: where }, "PUT failed; retrying, nothing committed");
+        },
       },
-    });
+    );
     metrics.objectsWritten.inc();
     metrics.objectBytes.inc(object.bytes);
     const indexed = await retryWithBackoff(

@@ -1,6 +1,6 @@
 import { expect, test } from "bun:test";
 import { describeWithServers, waitFor } from "@svc/testkit";
-import type { BatchWritten } from "../index.ts";
+import type { BatchWritten, QueueConsumerError } from "../index.ts";
 import { faultHarness } from "./fault-harness.ts";
 import { indexFacts, makeLines } from "./helpers.ts";
 
@@ -52,5 +52,50 @@ describeWithServers("queue-consumer with a private MinIO (stopped and started ag
       { timeoutMs: 60_000 },
     );
     expect(facts).toMatchObject({ events: 3000, distinctIds: 3000, counted: 3000 });
+  }, 150_000);
+
+  test("MinIO frozen (SIGSTOP): a PUT without an answer times out and is retried; after SIGCONT nothing is lost and stop() returns", async () => {
+    const { names, consumer } = await consumerFor("frozen", {
+      SVC_AUDIT_BATCH_MAX_BYTES: "65536",
+      SVC_AUDIT_S3_PUT_TIMEOUT_MS: "1000",
+    });
+    const batches: BatchWritten[] = [];
+    consumer.events.on("batch", (b) => batches.push(b));
+    const retries: QueueConsumerError[] = [];
+    consumer.events.on("put-retry", (error) => retries.push(error));
+    const lines = makeLines(1200);
+    await harness.producer.send(names.topic, lines.slice(0, 300));
+    await waitFor("first batches durable", async () => (batches.length > 0 ? true : undefined), { timeoutMs: 30_000 });
+
+    // A stopped process keeps its listening socket: connections are accepted and never answered, the failure a
+    // hung S3 endpoint or a dead load balancer gives. Without a time limit the PUT would wait forever.
+    const pid = harness.server.pidOf("minio");
+    process.kill(pid, "SIGSTOP");
+    try {
+      await harness.producer.send(names.topic, lines.slice(300, 900), 100);
+      const timedOut = await waitFor(
+        "PUTs timing out",
+        async () => {
+          const late = retries.filter((e) => e.message.includes("no answer within 1000 ms"));
+          return late.length >= 2 ? late : undefined;
+        },
+        { timeoutMs: 30_000 },
+      );
+      expect(timedOut[0]?.code).toBe("QUEUE_CONSUMER_PUT_FAILED");
+      expect(timedOut[0]?.canRetry).toBe(true);
+    } finally {
+      process.kill(pid, "SIGCONT");
+    }
+    await harness.producer.send(names.topic, lines.slice(900));
+    const facts = await waitFor(
+      "every id indexed",
+      async () => {
+        const f = await indexFacts(sql, names.schema);
+        return f.distinctIds >= lines.length ? f : undefined;
+      },
+      { timeoutMs: 60_000 },
+    );
+    expect(facts).toMatchObject({ events: 1200, distinctIds: 1200, counted: 1200 });
+    await consumer.stop();
   }, 150_000);
 });
