@@ -65,6 +65,8 @@ export function consumerEnv(
     SVC_AUDIT_BATCH_MAX_AGE_MS: "500",
     SVC_AUDIT_KAFKA_SESSION_TIMEOUT_MS: "6000",
     SVC_AUDIT_RETRY_MAX_MS: "500",
+    // A PUT lost on a busy machine is retried within the tests' waits (the default is 60 s).
+    SVC_AUDIT_S3_PUT_TIMEOUT_MS: "10000",
     SVC_AUDIT_LOG_LEVEL: "warn",
     ...extra,
   };
