@@ -1,4 +1,5 @@
 import type { Subprocess } from "bun";
+import { readCpuMs } from "./cpu-time.ts";
 import { BenchError } from "./errors.ts";
 import { RssSampler } from "./rss.ts";
 
@@ -9,6 +10,11 @@ export interface TrackedProcess {
   readonly startedAt: number;
   /** The last lines of its stderr (and stdout when piped), for error messages. */
   tail(): string;
+  /**
+   * CPU time (user + system, every thread) used since spawn, in ms: read from /proc while it runs, from its
+   * resource usage once it exited.
+   */
+  cpuMs(): number | undefined;
   /** An error when it exited before we stopped it (for `waitFor`'s `abort`). */
   exitedEarly(): Error | undefined;
   /** SIGTERM, then SIGKILL after `graceMs`; resolves with the peak RSS in bytes. */
@@ -57,6 +63,7 @@ export function spawnTracked(name: string, argv: string[], options: SpawnOptions
     rss,
     startedAt: performance.now(),
     tail: () => output,
+    cpuMs: () => readCpuMs(proc.pid) ?? usedCpuMs(proc),
     exitedEarly: () =>
       proc.exitCode !== null && !stopping
         ? new BenchError("BENCH_STEP_FAILED", `${name} exited with ${proc.exitCode}:\n${output.slice(-2_000)}`, {
@@ -82,20 +89,27 @@ export function spawnTracked(name: string, argv: string[], options: SpawnOptions
   };
 }
 
+/** CPU time of an exited process, in ms (undefined while it runs). */
+function usedCpuMs(proc: Subprocess): number | undefined {
+  const usage = proc.exitCode === null && proc.signalCode === null ? undefined : proc.resourceUsage();
+  return usage === undefined ? undefined : Number(usage.cpuTime.total) / 1000;
+}
+
 /** Runs a command to its end; throws `BENCH_STEP_FAILED` with its output when it fails. */
 export async function runToEnd(
   name: string,
   argv: string[],
   options: SpawnOptions = {},
-): Promise<{ ms: number; peakRss: number; output: string }> {
+): Promise<{ ms: number; peakRss: number; cpuMs: number | undefined; output: string }> {
   const tracked = spawnTracked(name, argv, options);
   const code = await tracked.proc.exited;
   const ms = performance.now() - tracked.startedAt;
   const peakRss = await tracked.stop();
+  const cpuMs = tracked.cpuMs();
   if (code !== 0) {
     throw new BenchError("BENCH_STEP_FAILED", `${name} exited with ${code}:\n${tracked.tail().slice(-2_000)}`, {
       subject: name,
     });
   }
-  return { ms, peakRss, output: tracked.tail() };
+  return { ms, peakRss, cpuMs, output: tracked.tail() };
 }

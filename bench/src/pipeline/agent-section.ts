@@ -24,11 +24,12 @@ export async function runAgentAlone(ctx: BenchContext, results: BenchResults): P
       startedAt: agent.startedAt,
       abort: agent.exitedEarly,
     });
+    const cpuMs = agent.cpuMs();
     agent.rss.sample();
     const peakRss = await agent.stop();
-    results.agent = { records: n, bytes: ctx.fileBytes, ms, peakRss };
+    results.agent = { records: n, bytes: ctx.fileBytes, ms, peakRss, cpuMs };
     ctx.progress.done(
-      `agent: ${n} records in ${(ms / 1000).toFixed(2)} s, peak RSS ${(peakRss / 2 ** 20).toFixed(0)} MiB`,
+      `agent: ${n} records in ${(ms / 1000).toFixed(2)} s, CPU ${((cpuMs ?? 0) / 1000).toFixed(2)} s, peak RSS ${(peakRss / 2 ** 20).toFixed(0)} MiB`,
     );
     return topic;
   } finally {

@@ -11,6 +11,7 @@ export interface ShipResult {
   bytes: number;
   ms: number;
   peakRss: number;
+  cpuMs?: number | undefined;
 }
 
 /** librdkafka settings shared by kcat and omkafka: the same guarantees as our agent (idempotent, acks all). */
@@ -34,7 +35,7 @@ export async function kcatProduce(
   if (stored !== records) {
     throw new BenchError("BENCH_STEP_FAILED", `kcat -P: topic ${topic} holds ${stored} records, expected ${records}`);
   }
-  return { records, bytes: statSync(file).size, ms: run.ms, peakRss: run.peakRss };
+  return { records, bytes: statSync(file).size, ms: run.ms, peakRss: run.peakRss, cpuMs: run.cpuMs };
 }
 
 /** `kcat -C` reads the whole topic from the beginning to a local file and exits at its end (`-e`). */
@@ -118,9 +119,10 @@ export async function rsyslogShip(
       { timeoutMs: 300_000, intervalMs: 20, abort: rsyslogd.exitedEarly },
     );
     const ms = performance.now() - rsyslogd.startedAt;
+    const cpuMs = rsyslogd.cpuMs();
     rsyslogd.rss.sample();
     const peakRss = await rsyslogd.stop(10_000);
-    return { records, bytes: statSync(file).size, ms, peakRss };
+    return { records, bytes: statSync(file).size, ms, peakRss, cpuMs };
   } finally {
     await rsyslogd.stop(5_000);
   }

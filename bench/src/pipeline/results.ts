@@ -5,6 +5,8 @@ export interface ShipFigures {
   ms: number;
   /** Peak RSS in bytes (VmHWM). */
   peakRss: number;
+  /** CPU time (user + system, every thread) from spawn to the last record counted, in ms, when it was read. */
+  cpuMs?: number | undefined;
 }
 
 export interface EndToEndFigures extends ShipFigures {

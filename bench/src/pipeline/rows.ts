@@ -10,6 +10,8 @@ const megabytesPerSecond = (f: ShipFigures | undefined): Figure | undefined =>
   f && { value: ratePerSecond(f.bytes, f.ms) / 1e6, unit: "MB/s" };
 const rss = (bytes: number | undefined): Figure | undefined =>
   bytes === undefined || bytes === 0 ? undefined : { value: bytes / MiB, unit: "MiB" };
+const cpuPerRecord = (f: ShipFigures | undefined): Figure | undefined =>
+  f?.cpuMs === undefined || f.records === 0 ? undefined : { value: (f.cpuMs * 1000) / f.records, unit: "µs/rec" };
 const ms = (value: number | undefined): Figure | undefined => (value === undefined ? undefined : { value, unit: "ms" });
 
 function both(a: boolean | undefined, b: boolean | undefined): boolean | undefined {
@@ -47,6 +49,13 @@ export function benchRows(results: BenchResults): BenchRow[] {
     ours: rss(agent?.peakRss),
     kcat: rss(kcatProduce?.peakRss),
     rsyslog: rss(rsyslog?.peakRss),
+  });
+  rows.push({
+    section: "agent",
+    measure: "CPU per record, file → topic",
+    ours: cpuPerRecord(agent),
+    kcat: cpuPerRecord(kcatProduce),
+    rsyslog: cpuPerRecord(rsyslog),
   });
 
   const consumerRate = recordsPerSecond(consumer);

@@ -31,9 +31,9 @@ test("rows compare the agent with kcat -P and rsyslog, and the consumer with kca
   const rows = benchRows({
     startedAt: "",
     workload,
-    kcatProduce: { records: 1_000, bytes: 400_000, ms: 10, peakRss: 1 },
+    kcatProduce: { records: 1_000, bytes: 400_000, ms: 10, peakRss: 1, cpuMs: 4 },
     rsyslog: { records: 1_000, bytes: 400_000, ms: 20, peakRss: 1 },
-    agent: { records: 1_000, bytes: 400_000, ms: 15, peakRss: 1 },
+    agent: { records: 1_000, bytes: 400_000, ms: 15, peakRss: 1, cpuMs: 12 },
     kcatConsume: { records: 1_000, bytes: 400_000, ms: 10, peakRss: 1 },
     consumer: { records: 1_000, bytes: 400_000, ms: 25, peakRss: 1 },
     latency: [],
@@ -44,6 +44,10 @@ test("rows compare the agent with kcat -P and rsyslog, and the consumer with kca
   expect(agent?.met).toBe(true); // 67 % of kcat, above rsyslog's 50k
   const consumer = rows.find((r) => r.section === "consumer" && r.goal);
   expect(consumer?.met).toBe(false); // 40 % of kcat -C
+  const cpu = rows.find((r) => r.measure.startsWith("CPU per record"));
+  expect(cpu?.ours).toEqual({ value: 12, unit: "µs/rec" }); // 12 ms over 1,000 records
+  expect(cpu?.kcat?.value).toBe(4);
+  expect(cpu?.rsyslog).toBeUndefined(); // not read
 });
 
 test("latency rows: the 10k/s goals, and records never durable make p99 unknown and the goal missed", () => {
