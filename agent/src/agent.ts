@@ -4,12 +4,14 @@ import pino, { type Logger } from "pino";
 import { AgentMetrics } from "./agent-metrics.ts";
 import { type Checkpoint, prepareCheckpointDirectory, readCheckpoint } from "./checkpoint-file.ts";
 import { CheckpointWriter } from "./checkpoint-writer.ts";
-import { classifyLine } from "./classify-line.ts";
+import type { DeadLetterReason } from "./classify-line.ts";
+import { classifyBytes } from "./classify-line.ts";
 import type { AgentConfig } from "./config.ts";
 import { AgentError } from "./errors.ts";
 import type { LineSource } from "./line-source.ts";
+import { ReadBuffers } from "./read-buffers.ts";
 import { ReadStdin } from "./read-stdin.ts";
-import { type OutboundLine, ShipBatches } from "./ship-batches.ts";
+import { type Batch, type KafkaMessage, ShipBatches } from "./ship-batches.ts";
 import type { SourceFile } from "./source-file.ts";
 import { LineSplitter, type SourceLine } from "./split-lines.ts";
 import { TailFile } from "./tail-file.ts";
@@ -42,8 +44,9 @@ export interface StartAgentOptions {
 }
 
 const enc = (text: string) => Buffer.from(text);
-/** At most one garbage-collection hint per this many ms while acknowledgements arrive. */
-const GC_HINT_MS = 100;
+/** Bytes per read buffer, and the least room left in one that is still read into (ReadBuffers). */
+const READ_BUFFER_BYTES = 256 * 1024;
+const READ_MIN_ROOM = 32 * 1024;
 
 /** Starts the log agent (spec: `audit-logagent`; docs/audit-storage.md, "Kafka"). */
 export async function startAgent(config: AgentConfig, options: StartAgentOptions = {}): Promise<Agent> {
@@ -54,19 +57,25 @@ export async function startAgent(config: AgentConfig, options: StartAgentOptions
     checkpoint = await readCheckpoint(checkpointFile);
     await prepareCheckpointDirectory(checkpointFile);
   }
+  // Enough free buffers for the in-flight bound: reading never waits for the collector to free one.
+  const buffers = new ReadBuffers(
+    READ_BUFFER_BYTES,
+    READ_MIN_ROOM,
+    Math.ceil(config.maxInFlightBytes / (READ_BUFFER_BYTES - READ_MIN_ROOM)) + 1,
+  );
   const source: LineSource =
     config.source === "-"
       ? new ReadStdin(options.stdin)
       : await TailFile.open(config.source, checkpoint, {
           rotateGraceMs: config.rotateGraceMs,
           log,
+          buffers,
         });
 
   const splitter = new LineSplitter(config.maxLineBytes);
   const wakeup = new Wakeup();
   let bytesRead = 0;
   let bytesDone = 0;
-  let gcAt = 0;
   let stopRequested = false;
   let fatal: AgentError | undefined;
   let finalState: AgentState | undefined;
@@ -124,23 +133,17 @@ export async function startAgent(config: AgentConfig, options: StartAgentOptions
     lingerMs: config.lingerMs,
     log,
     metrics,
-    onAcked: (last: OutboundLine, sourceBytes: number) => {
-      bytesDone += sourceBytes;
-      metrics.bytesShipped.inc(sourceBytes);
-      // Each batch leaves garbage (the client's per-record buffers, the lines' read buffers) that JSC collects
-      // late unless asked: peak RSS at 50k lines/s was 300 MiB without this hint, about 175 MiB with it.
-      const now = Date.now();
-      if (now - gcAt >= GC_HINT_MS) {
-        gcAt = now;
-        Bun.gc(false);
-      }
+    onAcked: (batch: Batch) => {
+      bytesDone += batch.bytes;
+      metrics.bytesShipped.inc(batch.bytes);
+      buffers.release(batch.readEnd);
       writer?.advance({
         version: 1,
-        path: last.file.path,
-        dev: last.file.dev,
-        ino: last.file.ino,
-        offset: last.end,
-        fingerprint: last.file.fingerprint(last.end),
+        path: batch.file.path,
+        dev: batch.file.dev,
+        ino: batch.file.ino,
+        offset: batch.end,
+        fingerprint: batch.file.fingerprint(batch.end),
       });
       wakeup.wake();
     },
@@ -152,61 +155,68 @@ export async function startAgent(config: AgentConfig, options: StartAgentOptions
   });
   shipper = activeShipper;
 
-  const toOutbound = (line: SourceLine, file: SourceFile): OutboundLine | undefined => {
-    const sourceBytes = line.end - line.start;
-    const classified = classifyLine(line);
-    if (classified.kind === "blank") {
-      bytesDone += sourceBytes;
-      return undefined;
-    }
-    if (classified.kind === "record") {
+  // What the line callback needs of the data event it comes from (set before each push: no closure per event).
+  let eventFile: SourceFile | undefined;
+  let eventReadBase = 0;
+  /** CreateTime of the event's records: one BigInt per read, not per line. */
+  let eventTimestamp = 0n;
+
+  const deadLetter = (bytes: Buffer, start: number, reason: DeadLetterReason, error: string, file: SourceFile) => {
+    log.warn({ reason, source: source.name, fileId: file.id, offset: start, error }, "dead-lettering a line");
+    const headers = new Map<Buffer, Buffer>([
+      [enc("reason"), enc(reason)],
+      [enc("source"), enc(source.name)],
+      [enc("file-id"), enc(file.id)],
+      [enc("offset"), enc(String(start))],
+      [enc("line-error"), enc(error)],
+    ]);
+    const message: KafkaMessage = { topic: config.dlqTopic, value: bytes, timestamp: eventTimestamp, headers };
+    return message;
+  };
+
+  /** One line of the current data event: classified, then added to a batch (or counted done when blank). */
+  const onLine = (bytes: Buffer, start: number, end: number, tooLarge: boolean) => {
+    const file = eventFile as SourceFile;
+    const sourceBytes = end - start;
+    const readEnd = eventReadBase + end;
+    const verdict = classifyBytes(bytes, tooLarge);
+    if (verdict.kind === "record") {
       // `partition` is the default partitioner's value for the key, kept per tenant (the client takes it modulo
       // the partition count), so the client does not hash every record's key again.
       // CreateTime = when the agent ships it, not the record's `time`: the broker's time retention counts from the
       // timestamp, so a backlog older than the retention would be deleted before the writer read it.
-      return {
+      const message: KafkaMessage = {
         topic: config.topic,
-        key: classified.key,
-        value: line.bytes,
-        timestamp: BigInt(Date.now()),
-        partition: classified.partition,
-        kind: "record",
-        file,
-        end: line.end,
-        sourceBytes,
+        key: verdict.key,
+        value: bytes,
+        timestamp: eventTimestamp,
+        partition: verdict.partition,
       };
+      activeShipper.add(message, "record", sourceBytes, file, end, readEnd);
+    } else if (verdict.kind === "blank") {
+      bytesDone += sourceBytes;
+    } else {
+      const message = deadLetter(bytes, start, verdict.reason, verdict.error, file);
+      activeShipper.add(message, verdict.reason, sourceBytes, file, end, readEnd);
     }
-    log.warn(
-      { reason: classified.reason, source: source.name, fileId: file.id, offset: line.start, error: classified.error },
-      "dead-lettering a line",
-    );
-    const headers = new Map<Buffer, Buffer>([
-      [enc("reason"), enc(classified.reason)],
-      [enc("source"), enc(source.name)],
-      [enc("file-id"), enc(file.id)],
-      [enc("offset"), enc(String(line.start))],
-      [enc("line-error"), enc(classified.error)],
-    ]);
-    return {
-      topic: config.dlqTopic,
-      key: undefined,
-      value: line.bytes,
-      timestamp: BigInt(Date.now()),
-      partition: undefined,
-      headers,
-      kind: classified.reason,
-      file,
-      end: line.end,
-      sourceBytes,
-    };
   };
 
-  const ship = (lines: SourceLine[], file: SourceFile) => {
-    metrics.linesRead.inc(lines.length);
-    for (const line of lines) {
-      const outbound = toOutbound(line, file);
-      if (outbound) activeShipper.add(outbound);
-    }
+  /** Ships the lines of a chunk read at `start` of `file`; `readBase` is the read position of the file's byte 0. */
+  const ship = (bytes: Buffer, start: number, file: SourceFile, readBase: number) => {
+    eventFile = file;
+    eventReadBase = readBase;
+    eventTimestamp = BigInt(Date.now());
+    metrics.linesRead.inc(splitter.push(bytes, start, onLine));
+  };
+
+  /** The held partial line as the last line of `file` (it ended without a newline). */
+  const shipLast = (line: SourceLine | undefined, file: SourceFile) => {
+    if (!line) return;
+    eventFile = file;
+    eventReadBase = buffers.readPosition - line.end;
+    eventTimestamp = BigInt(Date.now());
+    metrics.linesRead.inc();
+    onLine(line.bytes, line.start, line.end, line.tooLarge);
   };
 
   const readLoop = async (): Promise<"stopped" | "ended"> => {
@@ -220,14 +230,14 @@ export async function startAgent(config: AgentConfig, options: StartAgentOptions
       switch (event.kind) {
         case "data":
           bytesRead += event.bytes.length;
-          ship(splitter.push(event.bytes, event.start), event.file);
+          // The read position of the file's byte 0 (for stdin, whose chunks are not ReadBuffers', it is unused).
+          ship(event.bytes, event.start, event.file, buffers.readPosition - event.start - event.bytes.length);
           break;
         case "idle":
           await wakeup.wait(config.pollMs);
           break;
         case "switched": {
-          const last = splitter.flush(event.endOfOld);
-          if (last) ship([last], event.from);
+          shipLast(splitter.flush(event.endOfOld), event.from);
           if (event.reason !== "copytruncate") metrics.rotations.inc({ kind: event.reason });
           log.info({ source: source.name, from: event.from.id, to: event.to.id, reason: event.reason }, "file rotated");
           break;
@@ -251,8 +261,7 @@ export async function startAgent(config: AgentConfig, options: StartAgentOptions
           break;
         }
         case "end": {
-          const last = splitter.flush(event.position);
-          if (last) ship([last], event.file);
+          shipLast(splitter.flush(event.position), event.file);
           return "ended";
         }
       }

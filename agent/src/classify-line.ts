@@ -13,10 +13,10 @@ export type ClassifiedLine =
    * A valid audit record: `key` is its tenant (empty when it has none), `partition` the producer's default
    * partitioner's value for the key (murmur2, before the modulo; undefined without a key).
    */
-  | { kind: "record"; key: Buffer | undefined; partition: number | undefined }
-  | { kind: "dead-letter"; reason: DeadLetterReason; error: string }
+  | { readonly kind: "record"; readonly key: Buffer | undefined; readonly partition: number | undefined }
+  | { readonly kind: "dead-letter"; readonly reason: DeadLetterReason; readonly error: string }
   /** An empty or all-whitespace line: nothing to ship. */
-  | { kind: "blank" };
+  | { readonly kind: "blank" };
 
 // `scanRecord` (on the bytes) is the fast path, then `surelyValidRecord` (on the parsed value); on a miss of both,
 // `validateRecord` (the one schema's own validator) decides.
@@ -29,7 +29,12 @@ const sensitiveNames = new Map<string, boolean>();
 interface TenantKey {
   key: Buffer;
   partition: number;
+  /** The verdict for a record of this tenant, made once and shared (no object per line). */
+  record: ClassifiedLine;
 }
+/** The verdict for a record without a tenant. */
+const UNKEYED: ClassifiedLine = { kind: "record", key: undefined, partition: undefined };
+const TOO_LARGE: ClassifiedLine = { kind: "dead-letter", reason: "too-large", error: "line longer than maxLineBytes" };
 const tenantKeys = new Map<string, TenantKey>();
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
 
@@ -54,7 +59,8 @@ function keyOf(tenant: string): TenantKey | undefined {
   const cached = tenantKeys.get(tenant);
   if (cached) return cached;
   const key = Buffer.from(tenant);
-  return remember(tenantKeys, tenant, { key, partition: defaultPartitioner({ topic: "", value: key }, key) });
+  const partition = defaultPartitioner({ topic: "", value: key }, key);
+  return remember(tenantKeys, tenant, { key, partition, record: { kind: "record", key, partition } });
 }
 
 function latin1(b: Uint8Array, start: number, end: number): string {
@@ -115,7 +121,7 @@ function scannedRecord(bytes: Buffer): ClassifiedLine | undefined {
     scanned.tenantEnd > scanned.tenantStart
       ? scannedKey(bytes, scanned.tenantStart, scanned.tenantEnd)
       : scannedKey(bytes, scanned.claimedStart, scanned.claimedEnd);
-  return { kind: "record", key: key?.key, partition: key?.partition };
+  return key?.record ?? UNKEYED;
 }
 
 /** The tenant a record is keyed by: the verified `tenant_id`, else `claimed_tenant_id`, else none. */
@@ -125,12 +131,20 @@ export function tenantKey(record: AuditRecord): string {
 
 /** Decides what happens to one line: shipped as a record, dead-lettered with a reason, or skipped when blank. */
 export function classifyLine(line: SourceLine): ClassifiedLine {
-  if (line.tooLarge) return { kind: "dead-letter", reason: "too-large", error: "line longer than maxLineBytes" };
-  const fast = scannedRecord(line.bytes);
+  return classifyBytes(line.bytes, line.tooLarge);
+}
+
+/**
+ * `classifyLine` on a line's bytes (cut to the maximum when `tooLarge`). The verdict of a record is shared between
+ * lines of the same tenant: read it, never change it.
+ */
+export function classifyBytes(bytes: Buffer, tooLarge: boolean): ClassifiedLine {
+  if (tooLarge) return TOO_LARGE;
+  const fast = scannedRecord(bytes);
   if (fast) return fast;
   let text: string;
   try {
-    text = decoder.decode(line.bytes);
+    text = decoder.decode(bytes);
   } catch (cause) {
     return { kind: "dead-letter", reason: "not-utf8", error: (cause as Error).message };
   }
@@ -151,6 +165,5 @@ export function classifyLine(line: SourceLine): ClassifiedLine {
       return { kind: "dead-letter", reason: "invalid-record", error: (cause as Error).message };
     }
   }
-  const key = keyOf(tenantKey(record));
-  return { kind: "record", key: key?.key, partition: key?.partition };
+  return keyOf(tenantKey(record))?.record ?? UNKEYED;
 }

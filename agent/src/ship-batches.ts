@@ -11,22 +11,24 @@ import { Wakeup } from "./wakeup.ts";
 export type KafkaMessage = MessageToProduce<Buffer, Buffer, Buffer, Buffer>;
 
 /**
- * One line on its way to Kafka: the message itself (handed to the producer as it is, no copy per record), with the
- * source position that becomes the checkpoint once it is acknowledged.
+ * Lines sent as one produce request. What is known per line is only its message (handed to the producer as it is,
+ * its value a view of the read buffer); the rest is kept per batch: the source position its last line ends at (the
+ * checkpoint once it is acknowledged) and what it holds, for the metrics.
  */
-export interface OutboundLine extends KafkaMessage {
-  /** `record`, or the dead-letter reason. */
-  kind: "record" | DeadLetterReason;
-  file: SourceFile;
-  /** Offset after the line's newline. */
-  end: number;
-  /** Source bytes the line took (newline included): what the in-flight bound counts. */
-  sourceBytes: number;
-}
-
-interface Batch {
-  lines: OutboundLine[];
+export interface Batch {
+  readonly messages: KafkaMessage[];
+  /** Source bytes of its lines (newlines included): what the in-flight bound counts. */
   bytes: number;
+  records: number;
+  /** Dead-lettered lines by reason; undefined while there is none. */
+  dead: Map<DeadLetterReason, number> | undefined;
+  /** The file of its last line and the offset after that line's newline. */
+  file: SourceFile;
+  end: number;
+  /** Read position (bytes read since start, over every file) after its last line: see `ReadBuffers.release`. */
+  readEnd: number;
+  /** When its first line arrived (the linger time counts from it). */
+  readonly openedAt: number;
   acked: boolean;
 }
 
@@ -38,8 +40,8 @@ export interface ShipBatchesOptions {
   lingerMs: number;
   log: Logger;
   metrics: AgentMetrics;
-  /** Called after each acknowledged batch with its last line: the checkpoint may advance to it. */
-  onAcked(last: OutboundLine, sourceBytes: number): void;
+  /** Called after each acknowledged batch, in reading order: the checkpoint may advance to its end. */
+  onAcked(batch: Batch): void;
   /** A batch failed with an error that sending again cannot fix: shipping is over. */
   onFatal(error: AgentError): void;
 }
@@ -55,10 +57,11 @@ export interface ShipBatchesOptions {
 export class ShipBatches {
   readonly #options: ShipBatchesOptions;
   readonly #changed = new Wakeup();
-  #pending: OutboundLine[] = [];
+  /** The batch lines are added to; full batches wait in #full for a send slot. */
+  #open: Batch | undefined;
+  #full: Batch[] = [];
   #pendingBytes = 0;
   #sendingBytes = 0;
-  #oldestAt = 0;
   #timer: ReturnType<typeof setTimeout> | undefined;
   /** Batches sent and not yet reported acknowledged, in reading order. */
   #sending: Batch[] = [];
@@ -91,11 +94,52 @@ export class ShipBatches {
     return this.#changed.wait(timeoutMs);
   }
 
-  add(line: OutboundLine): void {
-    if (this.#pending.length === 0) this.#oldestAt = Date.now();
-    this.#pending.push(line);
-    this.#pendingBytes += line.sourceBytes;
-    this.#schedule();
+  /**
+   * Adds one line: its message, `record` or the reason it is dead-lettered, the source bytes it took (newline
+   * included), and where it ends (file, offset after its newline, read position).
+   */
+  add(
+    message: KafkaMessage,
+    kind: "record" | DeadLetterReason,
+    sourceBytes: number,
+    file: SourceFile,
+    end: number,
+    readEnd: number,
+  ): void {
+    let batch = this.#open;
+    const opened = batch === undefined;
+    if (batch === undefined) {
+      batch = {
+        messages: [],
+        bytes: 0,
+        records: 0,
+        dead: undefined,
+        file,
+        end,
+        readEnd,
+        openedAt: Date.now(),
+        acked: false,
+      };
+      this.#open = batch;
+    }
+    batch.messages.push(message);
+    batch.bytes += sourceBytes;
+    if (kind === "record") batch.records += 1;
+    else {
+      batch.dead ??= new Map();
+      batch.dead.set(kind, (batch.dead.get(kind) ?? 0) + 1);
+    }
+    batch.file = file;
+    batch.end = end;
+    batch.readEnd = readEnd;
+    this.#pendingBytes += sourceBytes;
+    if (batch.bytes >= this.#options.batchBytes) {
+      this.#full.push(batch);
+      this.#open = undefined;
+      this.#schedule();
+    } else if (opened) {
+      this.#schedule(); // arms the linger timer
+    }
   }
 
   /** Stops starting new batches (a batch being sent still finishes). */
@@ -124,24 +168,33 @@ export class ShipBatches {
     this.#changed.wake();
   }
 
-  #ready(): boolean {
-    if (this.#pending.length === 0 || this.#paused || this.#aborted) return false;
-    return (
-      this.#flushing ||
-      this.#pendingBytes >= this.#options.batchBytes ||
-      Date.now() - this.#oldestAt >= this.#options.lingerMs
-    );
+  /** The next batch to send now, or undefined: a full one, else the open one once its linger time passed. */
+  #next(): Batch | undefined {
+    if (this.#paused || this.#aborted) return undefined;
+    if (this.#full.length > 0) return this.#full.shift();
+    const open = this.#open;
+    if (open === undefined) return undefined;
+    if (!this.#flushing && Date.now() - open.openedAt < this.#options.lingerMs) return undefined;
+    this.#open = undefined;
+    return open;
   }
 
   #schedule(): void {
-    if (this.#ready()) {
+    while (this.#sending.length < this.#options.concurrency) {
+      const batch = this.#next();
+      if (batch === undefined) break;
+      this.#start(batch);
+    }
+    const open = this.#open;
+    // With every slot taken, the next acknowledgement schedules again; paused, resume() does.
+    const idle = this.#sending.length >= this.#options.concurrency || this.#paused || this.#aborted;
+    if (open === undefined || idle) {
       if (this.#timer !== undefined) clearTimeout(this.#timer);
       this.#timer = undefined;
-      while (this.#sending.length < this.#options.concurrency && this.#ready()) this.#start(this.#take());
       return;
     }
-    if (this.#timer === undefined && this.#pending.length > 0 && !this.#paused && !this.#aborted) {
-      const wait = Math.max(0, this.#options.lingerMs - (Date.now() - this.#oldestAt));
+    if (this.#timer === undefined) {
+      const wait = Math.max(0, this.#options.lingerMs - (Date.now() - open.openedAt));
       this.#timer = setTimeout(() => {
         this.#timer = undefined;
         this.#schedule();
@@ -149,23 +202,11 @@ export class ShipBatches {
     }
   }
 
-  #take(): Batch {
-    let bytes = 0;
-    let count = 0;
-    while (count < this.#pending.length && (count === 0 || bytes < this.#options.batchBytes)) {
-      bytes += (this.#pending[count] as OutboundLine).sourceBytes;
-      count += 1;
-    }
-    const lines = this.#pending.splice(0, count);
-    this.#pendingBytes -= bytes;
-    this.#sendingBytes += bytes;
-    if (this.#pending.length > 0) this.#oldestAt = Date.now();
-    return { lines, bytes, acked: false };
-  }
-
   #start(batch: Batch): void {
+    this.#pendingBytes -= batch.bytes;
+    this.#sendingBytes += batch.bytes;
     this.#sending.push(batch);
-    void this.#sendWithRetry(batch.lines).then((sent) => {
+    void this.#sendWithRetry(batch.messages).then((sent) => {
       if (!sent) return;
       batch.acked = true;
       this.#settleInOrder();
@@ -174,32 +215,21 @@ export class ShipBatches {
 
   /** Reports acknowledged batches in the order they were read: the checkpoint never passes an unacknowledged line. */
   #settleInOrder(): void {
+    const { metrics } = this.#options;
     while (this.#sending[0]?.acked) {
       const batch = this.#sending.shift() as Batch;
       this.#sendingBytes -= batch.bytes;
-      this.#count(batch.lines);
-      this.#options.onAcked(batch.lines[batch.lines.length - 1] as OutboundLine, batch.bytes);
+      metrics.recordsShipped.inc(batch.records);
+      if (batch.dead) for (const [reason, n] of batch.dead) metrics.deadLettered.inc({ reason }, n);
+      this.#options.onAcked(batch);
     }
     this.#changed.wake();
     if (!this.#aborted) this.#schedule();
   }
 
-  #count(batch: OutboundLine[]): void {
-    let records = 0;
-    const dead = new Map<DeadLetterReason, number>();
-    for (const line of batch) {
-      if (line.kind === "record") records += 1;
-      else dead.set(line.kind, (dead.get(line.kind) ?? 0) + 1);
-    }
-    const { metrics } = this.#options;
-    metrics.recordsShipped.inc(records);
-    for (const [reason, n] of dead) metrics.deadLettered.inc({ reason }, n);
-  }
-
   /** True once Kafka acknowledged the batch; false when aborted or failed for good (then lines stay unacked). */
-  async #sendWithRetry(batch: OutboundLine[]): Promise<boolean> {
+  async #sendWithRetry(messages: KafkaMessage[]): Promise<boolean> {
     const { producer, log, metrics } = this.#options;
-    const messages = batch;
     let retrying = false;
     try {
       for (let attempt = 0; ; attempt += 1) {
@@ -223,7 +253,7 @@ export class ShipBatches {
           metrics.sendRetries.inc();
           const delay = backoffMs(attempt);
           log.warn(
-            { err: error, code: error.code, attempt, delayMs: delay, records: batch.length },
+            { err: error, code: error.code, attempt, delayMs: delay, records: messages.length },
             "send failed; retrying",
           );
           await this.#changed.wait(delay);

@@ -10,6 +10,12 @@ export interface SourceLine {
   tooLarge: boolean;
 }
 
+/**
+ * Receives each complete line: `bytes` (cut to `maxLineBytes` when `tooLarge`; a view of the chunk given to
+ * `push` unless the line spanned chunks), its first byte's offset `start` and the offset `end` after its newline.
+ */
+export type OnLine = (bytes: Buffer, start: number, end: number, tooLarge: boolean) => void;
+
 const NEWLINE = 0x0a;
 
 /**
@@ -38,30 +44,40 @@ export class LineSplitter {
     return this.#holding ? this.#heldStart : undefined;
   }
 
-  /** The complete lines of `chunk`, which starts at byte `chunkStart` of the source. */
-  push(chunk: Buffer, chunkStart: number): SourceLine[] {
-    const lines: SourceLine[] = [];
+  /**
+   * Hands each complete line of `chunk` (which starts at byte `chunkStart` of the source) to `onLine`, in order, and
+   * holds (copies) its partial last line; returns how many lines it handed over. No object is made per line: the
+   * bytes are views of `chunk`, so `chunk` must stay unchanged until the lines are done with.
+   */
+  push(chunk: Buffer, chunkStart: number, onLine: OnLine): number {
+    const max = this.#maxLineBytes;
+    let lines = 0;
     let position = 0;
-    while (position < chunk.length) {
+    if (this.#holding) {
+      const newline = chunk.indexOf(NEWLINE);
+      if (newline < 0) {
+        this.#hold(chunk, chunkStart);
+        return 0;
+      }
+      this.#hold(chunk.subarray(0, newline), chunkStart);
+      const held = this.#release(chunkStart + newline + 1);
+      onLine(held.bytes, held.start, held.end, held.tooLarge);
+      lines += 1;
+      position = newline + 1;
+    }
+    const length = chunk.length;
+    while (position < length) {
       const newline = chunk.indexOf(NEWLINE, position);
       if (newline < 0) {
         this.#hold(chunk.subarray(position), chunkStart + position);
         break;
       }
-      const segment = chunk.subarray(position, newline);
-      const end = chunkStart + newline + 1;
-      if (this.#holding) {
-        this.#hold(segment, chunkStart + position);
-        lines.push(this.#release(end));
+      if (newline - position > max) {
+        onLine(chunk.subarray(position, position + max), chunkStart + position, chunkStart + newline + 1, true);
       } else {
-        const tooLarge = segment.length > this.#maxLineBytes;
-        lines.push({
-          bytes: tooLarge ? segment.subarray(0, this.#maxLineBytes) : segment,
-          start: chunkStart + position,
-          end,
-          tooLarge,
-        });
+        onLine(chunk.subarray(position, newline), chunkStart + position, chunkStart + newline + 1, false);
       }
+      lines += 1;
       position = newline + 1;
     }
     return lines;

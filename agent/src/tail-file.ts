@@ -5,9 +5,8 @@ import type { Logger } from "pino";
 import type { Checkpoint } from "./checkpoint-file.ts";
 import { AgentError } from "./errors.ts";
 import type { LineSource, SourceEvent } from "./line-source.ts";
+import type { ReadBuffers } from "./read-buffers.ts";
 import { FINGERPRINT_BYTES, fingerprintOf, SourceFile } from "./source-file.ts";
-
-const READ_CHUNK = 256 * 1024;
 
 interface OpenFile {
   handle: FileHandle;
@@ -19,6 +18,8 @@ export interface TailFileOptions {
   /** How long a rotated file is still read while the new file at the path stays empty (the writer may lag). */
   rotateGraceMs: number;
   log: Logger;
+  /** Where reads go; a data event's bytes stay valid until the agent releases them (Kafka acknowledged them). */
+  buffers: ReadBuffers;
 }
 
 function isMissing(error: unknown): boolean {
@@ -139,7 +140,6 @@ export class TailFile implements LineSource {
   #rotatedSince: number | undefined;
   /** The current file is a copytruncate copy: at its end, the path is read from 0. */
   #readingCopy = false;
-  readonly #scratch = Buffer.allocUnsafeSlow(READ_CHUNK);
   /** The file's leading bytes as read again by `#sameGeneration` (after every read: not allocated each time). */
   readonly #headScratch = Buffer.allocUnsafeSlow(FINGERPRINT_BYTES);
 
@@ -169,15 +169,10 @@ export class TailFile implements LineSource {
       if (!this.#current) return { kind: "idle" };
     }
     const current = this.#current;
-    const bytes = this.#scratch;
+    const room = this.#options.buffers.room(maxBytes);
     let bytesRead: number;
     try {
-      ({ bytesRead } = await current.handle.read(
-        bytes,
-        0,
-        Math.max(1, Math.min(maxBytes, READ_CHUNK)),
-        current.position,
-      ));
+      ({ bytesRead } = await current.handle.read(room, 0, room.length, current.position));
     } catch (cause) {
       throw unreadable(this.name, cause);
     }
@@ -189,10 +184,9 @@ export class TailFile implements LineSource {
       if (truncated) return truncated;
     }
     if (bytesRead > 0) {
-      // Copied out of the reused read buffer: lines keep exactly their bytes alive until Kafka acknowledged them,
-      // not a whole read buffer per short read at the file's end.
-      const data = Buffer.allocUnsafeSlow(bytesRead);
-      bytes.copy(data, 0, 0, bytesRead);
+      // Not copied: the lines are views of the read buffer, which is reused once Kafka acknowledged them.
+      this.#options.buffers.filled(bytesRead);
+      const data = room.subarray(0, bytesRead);
       const start = current.position;
       current.position += bytesRead;
       current.file.noteRead(start, data);
