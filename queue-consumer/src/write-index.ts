@@ -1,10 +1,19 @@
 import type { SQL } from "bun";
 import { QueueConsumerError } from "./errors.ts";
-import type { IndexedEvent, SealedBatch } from "./partition-batch.ts";
+import type { SealedBatch } from "./partition-batch.ts";
+import { integerArrayLiteral, textArrayLiteral } from "./pg-array-literal.ts";
 import type { WrittenObject } from "./put-batch-object.ts";
 
 /** Events per INSERT statement: one huge statement grows slower than linearly (its CTEs spill to disk). */
 const EVENTS_PER_STATEMENT = 10_000;
+
+/**
+ * Origin of the rollups' bins: `date_bin` to a UTC midnight before any time `timestamptz` accepts from a record
+ * (year 1) is `date_trunc(…, 'UTC')` — timestamps have no leap seconds — without a time zone lookup per row.
+ */
+const UTC_ORIGIN = "0001-01-01T00:00:00Z";
+
+type TextColumn = "id" | "tenant_id" | "time" | "principal_id" | "action" | "result" | "resource";
 
 export interface IndexedBatch {
   objectId: bigint;
@@ -55,14 +64,14 @@ export async function writeBatchIndex(
       let inserted = 0;
       for (let start = 0; start < events.length; start += EVENTS_PER_STATEMENT) {
         const chunk = events.slice(start, start + EVENTS_PER_STATEMENT);
-        const column = <K extends keyof IndexedEvent>(key: K) => chunk.map((event) => event[key]);
+        const text = (key: TextColumn) => textArrayLiteral(chunk.map((event) => event[key]));
+        const integer = (key: "byte_start" | "byte_length") => integerArrayLiteral(chunk.map((event) => event[key]));
         const [counted] = await tx`
           WITH input AS (
-            SELECT * FROM unnest(${sql.array(column("id"), "TEXT")}, ${sql.array(column("tenant_id"), "TEXT")},
-                                 ${sql.array(column("time"), "TEXT")}, ${sql.array(column("principal_id"), "TEXT")},
-                                 ${sql.array(column("action"), "TEXT")}, ${sql.array(column("result"), "TEXT")},
-                                 ${sql.array(column("resource"), "TEXT")}, ${sql.array(column("byte_start"), "BIGINT")},
-                                 ${sql.array(column("byte_length"), "INTEGER")})
+            SELECT * FROM unnest(${text("id")}::text[], ${text("tenant_id")}::text[], ${text("time")}::text[],
+                                 ${text("principal_id")}::text[], ${text("action")}::text[], ${text("result")}::text[],
+                                 ${text("resource")}::text[], ${integer("byte_start")}::bigint[],
+                                 ${integer("byte_length")}::int[])
               AS u(id, tenant_id, time, principal_id, action, result, resource, byte_start, byte_length)
           ), inserted AS (
             INSERT INTO ${table("events")} (id, tenant_id, time, principal_id, action, result, resource, object_id,
@@ -74,13 +83,13 @@ export async function writeBatchIndex(
             RETURNING tenant_id, time, principal_id, action, result
           ), rolled AS (
             INSERT INTO ${table("counts")} AS c (tenant_id, minute, principal_id, action, result, n)
-            SELECT tenant_id, date_trunc('minute', time, 'UTC'), principal_id, action, result, count(*)
+            SELECT tenant_id, date_bin('1 minute', time, ${UTC_ORIGIN}::timestamptz), principal_id, action, result, count(*)
             FROM inserted
             GROUP BY 1, 2, 3, 4, 5
             ON CONFLICT (tenant_id, minute, principal_id, action, result) DO UPDATE SET n = c.n + excluded.n
           ), hourly AS (
             INSERT INTO ${table("counts_hour")} AS h (tenant_id, hour, principal_id, action, result, n)
-            SELECT tenant_id, date_trunc('hour', time, 'UTC'), principal_id, action, result, count(*)
+            SELECT tenant_id, date_bin('1 hour', time, ${UTC_ORIGIN}::timestamptz), principal_id, action, result, count(*)
             FROM inserted
             GROUP BY 1, 2, 3, 4, 5
             ON CONFLICT (tenant_id, hour, principal_id, action, result) DO UPDATE SET n = h.n + excluded.n

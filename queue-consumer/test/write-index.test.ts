@@ -129,6 +129,41 @@ describe("writeBatchIndex", () => {
     expect(hourly).toBe(events);
   });
 
+  test("index strings are stored exactly as the record holds them (quotes, backslashes, braces, NULL, empty)", async () => {
+    const awkward = [
+      'say "hi"',
+      'back\\slash \\"',
+      "{a,b}",
+      "NULL",
+      "",
+      "  spaced  ",
+      "é世😀",
+      "tab\there",
+      "a\u0000b",
+    ];
+    const lines = awkward.map((text, i) => {
+      const value = JSON.parse(recordLine(`odd-${i}`, "tenant-odd", "2026-11-23T11:00:00Z"));
+      return Buffer.from(JSON.stringify({ ...value, action: text, resource: `r/${text}`, principal_id: text }));
+    });
+    const batch = new PartitionBatch("topic.x", 1);
+    lines.forEach((line, i) => {
+      batch.add(line, BigInt(i), 0, 1);
+    });
+    const result = await writeBatchIndex(sql, schema, batch.seal(), object("v-odd"));
+    expect(result.inserted).toBe(awkward.length);
+    const rows = await sql.unsafe(
+      `SELECT id, action, resource, principal_id FROM "${schema}".events WHERE tenant_id = 'tenant-odd' ORDER BY id`,
+    );
+    const stored = awkward.map((text) => text.replaceAll("\u0000", "\uFFFD"));
+    expect(rows).toEqual(
+      stored.map((text, i) => ({ id: `odd-${i}`, action: text, resource: `r/${text}`, principal_id: text })),
+    );
+    const [{ n }] = await sql.unsafe(
+      `SELECT sum(n)::int AS n FROM "${schema}".counts_hour WHERE tenant_id = 'tenant-odd' AND hour = '2026-11-23T11:00:00Z'`,
+    );
+    expect(n).toBe(awkward.length);
+  });
+
   test("the mark never goes back (a former owner finishing late)", async () => {
     await writeBatchIndex(sql, schema, batchOf([{ id: "late", time: "2026-11-23T09:02:00Z" }], 5n), object("v3"));
     const [mark] = await sql`SELECT indexed_through::int AS t FROM ${sql(`${schema}.marks`)} WHERE partition = 1`;
