@@ -20,7 +20,7 @@ const baseEnv = () => ({
 });
 
 describe("agent configuration", () => {
-  test("defaults: the audit topic, its .dlq, 512 KiB batches, 16 MiB in flight", () => {
+  test("defaults: the audit topic, its .dlq, 512 KiB batches, 4 MiB in flight", () => {
     const config = parseAgentConfig({ SVC_AGENT_SOURCE: "-", SVC_AGENT_KAFKA_BROKERS: "a:1,b:2" });
     expect(config).toMatchObject({
       source: "-",
@@ -29,7 +29,7 @@ describe("agent configuration", () => {
       dlqTopic: "svc.audit.events.v1.dlq",
       checkpointFile: undefined,
       batchBytes: 512 * 1024,
-      maxInFlightBytes: 16 * 1024 * 1024,
+      maxInFlightBytes: 4 * 1024 * 1024,
     });
     const error = thrownBy(() => parseAgentConfig({ SVC_AGENT_SOURCE: "-", SVC_AGENT_KAFKA_BROKERS: "a" }), AgentError);
     expect(error.code).toBe("AGENT_CONFIG_INVALID");
