@@ -1,17 +1,24 @@
-// `bun run bench:kms [--seconds 10] [--concurrency 64] [--channels 2]`: the KMS's goals (issue 11) on this machine.
-// Workload: a real KMS process (src/main.ts: TLS on, auth on against a Keycloak realm of its own, PostgreSQL key store
-// in a schema of its own), clients of @svc/sdk over TLS with the exported CA and a keymanager token; Encrypt of a
-// 4 KiB payload, then Decrypt of a 4 KiB ciphertext, each for --seconds with --concurrency calls in flight spread
-// over --channels SDK clients (one HTTP/2 connection each). Unseal at start: the KMS's own measure (scrypt + unwrap,
-// logged as unsealMs) at a restart of a bootstrapped store, and spawn → serving.
+// `bun run bench:kms [--seconds 10] [--concurrency 64] [--channels 2] [--workers 1] [--rounds 1] [--clients sdk,ghz]`:
+// the KMS's goals (issue 11) on this machine.
+// Workload: a real KMS (src/main.ts: TLS on, auth on against a Keycloak realm of its own, PostgreSQL key store in a
+// schema of its own) with SVC_KMS_WORKERS set to each of --workers in turn (--rounds times, alternated), loaded by
+// each of --clients: `sdk` = @svc/sdk clients in this Bun process (what a Bun user sees), `ghz` = ghz (Go,
+// ops/tools/ghz), a gRPC client cheaper than the SDK, `h2load` = nghttp2's h2load replaying one request body (a
+// ceiling probe, not a gRPC client: see h2load-load.ts). All over TLS (ghz and the SDK check the exported CA), with
+// a keymanager token; Encrypt of a 4 KiB payload, then Decrypt of a 4 KiB ciphertext, each for --seconds with
+// --concurrency calls in flight over --channels HTTP/2 connections. CPU per call of the KMS (primary + workers, from
+// /proc) and of the client. Unseal at start: the KMS's own measure (scrypt + unwrap, logged as unsealMs) at a restart
+// of a bootstrapped store.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { KeyKind } from "@svc/proto";
+import { KeyKind, KmsServiceService } from "@svc/proto";
 import { createClient, type SvcClient } from "@svc/sdk";
-import { randomName, seedTestRealm, stackEnv } from "@svc/testkit";
+import { ensureTool, randomName, seedTestRealm, stackEnv } from "@svc/testkit";
 import { SQL } from "bun";
 import { accessToken, grantRole } from "../test/support/kms-fixture.ts";
+import { runGhz } from "./ghz-load.ts";
+import { runH2load } from "./h2load-load.ts";
 
 function flag(name: string, fallback: number): number {
   const index = process.argv.indexOf(`--${name}`);
@@ -20,15 +27,27 @@ function flag(name: string, fallback: number): number {
   return value;
 }
 
+function listFlag(name: string, fallback: string): string[] {
+  const index = process.argv.indexOf(`--${name}`);
+  return (index >= 0 ? (process.argv[index + 1] ?? "") : fallback).split(",").filter((item) => item !== "");
+}
+
 const seconds = flag("seconds", 10);
 const concurrency = flag("concurrency", 64);
 const channels = flag("channels", 2);
+const rounds = flag("rounds", 1);
+const workerCounts = listFlag("workers", "1").map(Number);
+if (workerCounts.some((count) => !Number.isInteger(count) || count < 1)) throw new Error("--workers: e.g. 1,2");
+const clientKinds = listFlag("clients", "sdk,ghz");
+if (clientKinds.some((kind) => !["sdk", "ghz", "h2load"].includes(kind))) throw new Error("--clients: sdk,ghz,h2load");
 
 interface Started {
   child: ReturnType<typeof Bun.spawn>;
   grpcPort: number;
   unsealMs: number;
   spawnToServingMs: number;
+  /** The KMS's processes: the one spawned and, with workers, theirs. */
+  pids: number[];
 }
 
 async function startKms(env: Record<string, string>): Promise<Started> {
@@ -49,12 +68,18 @@ async function startKms(env: Record<string, string>): Promise<Started> {
     buffered += decoder.decode(value, { stream: true });
     const line = buffered.split("\n").find((candidate) => candidate.includes('"kms started"'));
     if (!line) continue;
-    const fields = JSON.parse(line) as { grpcPort: number; unsealMs: number };
+    const fields = JSON.parse(line) as { grpcPort: number; unsealMs: number; workerPids?: number[] };
     // keep draining the KMS's log so its stderr never blocks it
     void (async () => {
       while (!(await reader.read()).done) {}
     })().catch(() => {});
-    return { child, ...fields, spawnToServingMs: performance.now() - spawnedAt };
+    return {
+      child,
+      grpcPort: fields.grpcPort,
+      unsealMs: fields.unsealMs,
+      pids: [child.pid, ...(fields.workerPids ?? [])],
+      spawnToServingMs: performance.now() - spawnedAt,
+    };
   }
 }
 
@@ -72,9 +97,43 @@ async function cpuSecondsOf(pid: number): Promise<number> {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
-async function load(name: string, clients: SvcClient[], call: (client: SvcClient) => Promise<unknown>) {
-  const kmsPid = running?.child.pid ?? 0;
-  const serverCpuBefore = await cpuSecondsOf(kmsPid);
+/** CPU seconds each of the KMS's processes used so far (the spawned one first, then its workers). */
+async function kmsCpuSeconds(kms: Started): Promise<number[]> {
+  const seconds: number[] = [];
+  for (const pid of kms.pids) seconds.push(await cpuSecondsOf(pid));
+  return seconds;
+}
+
+/** The KMS's CPU over a run: total seconds, and cores busy as "total (primary+worker+worker)" with workers. */
+function kmsCpuOver(before: number[], after: number[], elapsed: number): { seconds: number; cores: string } {
+  const each = after.map((value, index) => value - (before[index] ?? 0));
+  const seconds = each.reduce((sum, value) => sum + value, 0);
+  const total = (seconds / elapsed).toFixed(2);
+  if (each.length === 1) return { seconds, cores: total };
+  return { seconds, cores: `${total} (${each.map((value) => (value / elapsed).toFixed(2)).join("+")})` };
+}
+
+interface Row {
+  name: string;
+  calls: number;
+  perSecond: number;
+  p50: string;
+  p99: string;
+  errors: number;
+  /** Cores the KMS kept busy: total, and per process with workers (primary+worker+worker). */
+  serverCores: string;
+  clientCores: string;
+  serverUsPerCall: number;
+  clientUsPerCall: number;
+}
+
+async function load(
+  name: string,
+  kms: Started,
+  clients: SvcClient[],
+  call: (client: SvcClient) => Promise<unknown>,
+): Promise<Row> {
+  const serverCpuBefore = await kmsCpuSeconds(kms);
   const clientCpuBefore = process.cpuUsage();
   const latencies: number[] = [];
   let errors = 0;
@@ -95,7 +154,8 @@ async function load(name: string, clients: SvcClient[], call: (client: SvcClient
     }),
   );
   const elapsed = (performance.now() - started) / 1000;
-  const serverCpu = (await cpuSecondsOf(kmsPid)) - serverCpuBefore;
+  const server = kmsCpuOver(serverCpuBefore, await kmsCpuSeconds(kms), elapsed);
+  const serverCpu = server.seconds;
   const clientUsage = process.cpuUsage(clientCpuBefore);
   const clientCpu = (clientUsage.user + clientUsage.system) / 1e6;
   latencies.sort((a, b) => a - b);
@@ -107,9 +167,87 @@ async function load(name: string, clients: SvcClient[], call: (client: SvcClient
     p99: percentile(latencies, 0.99).toFixed(2),
     errors,
     // CPU cores busy on average: the KMS process and this client process (2 cores on the machine, shared)
-    serverCores: (serverCpu / elapsed).toFixed(2),
+    serverCores: server.cores,
     clientCores: (clientCpu / elapsed).toFixed(2),
     serverUsPerCall: Math.round((serverCpu * 1e6) / Math.max(1, latencies.length)),
+    clientUsPerCall: Math.round((clientCpu * 1e6) / Math.max(1, latencies.length)),
+  };
+}
+
+/** The same call driven by ghz: its own rate, latencies and CPU (of the ghz process). */
+async function loadGhz(
+  name: string,
+  kms: Started,
+  ghz: string,
+  caPath: string,
+  metadata: Record<string, string>,
+  call: string,
+  data: Record<string, string>,
+): Promise<Row> {
+  const serverCpuBefore = await kmsCpuSeconds(kms);
+  const result = await runGhz({
+    ghz,
+    address: `127.0.0.1:${kms.grpcPort}`,
+    caPath,
+    call,
+    data,
+    metadata,
+    seconds,
+    concurrency,
+    connections: channels,
+  });
+  const server = kmsCpuOver(serverCpuBefore, await kmsCpuSeconds(kms), result.elapsedSeconds);
+  const serverCpu = server.seconds;
+  const calls = Math.max(1, result.calls);
+  if (result.errors > 0) console.error(`ghz ${name}: ${JSON.stringify(result.errorKinds)}`);
+  return {
+    name,
+    calls: result.calls,
+    perSecond: result.perSecond,
+    p50: result.p50Ms.toFixed(2),
+    p99: result.p99Ms.toFixed(2),
+    errors: result.errors,
+    serverCores: server.cores,
+    clientCores: (result.cpuSeconds / result.elapsedSeconds).toFixed(2),
+    serverUsPerCall: Math.round((serverCpu * 1e6) / calls),
+    clientUsPerCall: Math.round((result.cpuSeconds * 1e6) / calls),
+  };
+}
+
+/** The same call's request body sent by h2load (a ceiling probe: see h2load-load.ts). */
+async function loadH2load(
+  name: string,
+  kms: Started,
+  h2load: string,
+  headers: Record<string, string>,
+  method: string,
+  message: Uint8Array,
+): Promise<Row> {
+  const serverCpuBefore = await kmsCpuSeconds(kms);
+  const result = await runH2load({
+    h2load,
+    url: `https://127.0.0.1:${kms.grpcPort}/svc.kms.v1.KmsService/${method}`,
+    message,
+    headers,
+    seconds,
+    concurrency,
+    connections: channels,
+    dir,
+  });
+  const server = kmsCpuOver(serverCpuBefore, await kmsCpuSeconds(kms), result.elapsedSeconds);
+  const serverCpu = server.seconds;
+  const calls = Math.max(1, result.calls);
+  return {
+    name,
+    calls: result.calls,
+    perSecond: result.perSecond,
+    p50: `mean ${result.meanMs.toFixed(2)}`,
+    p99: `max ${result.maxMs.toFixed(0)}`,
+    errors: result.errors,
+    serverCores: server.cores,
+    clientCores: (result.cpuSeconds / result.elapsedSeconds).toFixed(2),
+    serverUsPerCall: Math.round((serverCpu * 1e6) / calls),
+    clientUsPerCall: Math.round((result.cpuSeconds * 1e6) / calls),
   };
 }
 
@@ -118,10 +256,14 @@ const dir = mkdtempSync(join(tmpdir(), "kms-bench-"));
 const schema = randomName("bench_kms").replaceAll("-", "_");
 const realm = await seedTestRealm("kmsbench");
 const sql = new SQL(stack.postgresUrl);
+const ghz = clientKinds.includes("ghz") ? await ensureTool("ghz") : "";
+// h2load: Debian's nghttp2-client, installed on first use (root) like the other Debian tools of ops/stack
+const h2load = clientKinds.includes("h2load") ? await ensureTool("h2load") : "";
 let running: Started | undefined;
 try {
   await grantRole(realm, "app", "keymanager");
   const token = await accessToken(realm, "app");
+  const caPath = join(dir, "ca.pem");
   const env = {
     SVC_KMS_PORT: "0",
     SVC_KMS_HOST: "127.0.0.1",
@@ -131,37 +273,110 @@ try {
     SVC_KMS_PG_SCHEMA: schema,
     SVC_KMS_PASSPHRASE: `bench-${randomName("pass")}`,
     SVC_KMS_BOOTSTRAP: "if-empty",
-    SVC_KMS_CA_EXPORT_PATH: join(dir, "ca.pem"),
+    SVC_KMS_CA_EXPORT_PATH: caPath,
     SVC_AUDIT_LOG_FILE: join(dir, "audit.jsonl"),
     SVC_AUTH_ISSUER: realm.issuer,
     SVC_KMS_LOG_LEVEL: "info",
   };
   const first = await startKms(env); // bootstrap + unseal
   await stopKms(first);
-  running = await startKms(env); // unseal of a bootstrapped store: what every later start costs
-  const clients = Array.from({ length: channels }, () =>
-    createClient({
-      address: "127.0.0.1:1",
-      secure: false,
-      access_token: token,
-      tenant_id: realm.seed.tenantId,
-      kms_address: `127.0.0.1:${running?.grpcPort}`,
-      kms_ca_cert: join(dir, "ca.pem"),
-    }),
-  );
-  const admin = clients[0] as SvcClient;
-  await admin.kmsGenerateKey({ name: "bench", kind: KeyKind.KEY_KIND_AES_256_GCM });
   const payload = Buffer.alloc(4096, 7);
-  const { ciphertext } = await admin.kmsEncrypt({ name: "bench", plaintext: payload });
-  for (const client of clients) await client.kmsEncrypt({ name: "bench", plaintext: payload }); // warm channels
-  const rows = [
-    await load("Encrypt 4 KiB", clients, (client) => client.kmsEncrypt({ name: "bench", plaintext: payload })),
-    await load("Decrypt 4 KiB", clients, (client) => client.kmsDecrypt({ name: "bench", ciphertext })),
-  ];
-  for (const client of clients) client.close();
-  console.log(`KMS bench: TLS + auth on, ${concurrency} calls in flight over ${channels} channels, ${seconds} s each`);
+  let ciphertext: Buffer | undefined;
+  const rows: (Row & { workers: number; client: string })[] = [];
+  const restarts: { workers: number; unsealMs: number; spawnToServingMs: number }[] = [];
+  for (let round = 0; round < rounds; round += 1) {
+    for (const workers of workerCounts) {
+      // a restart of a bootstrapped store: what every later start costs
+      running = await startKms({ ...env, SVC_KMS_WORKERS: String(workers) });
+      const kms = running;
+      restarts.push({ workers, unsealMs: kms.unsealMs, spawnToServingMs: kms.spawnToServingMs });
+      const clients = Array.from({ length: channels }, () =>
+        createClient({
+          address: "127.0.0.1:1",
+          secure: false,
+          access_token: token,
+          tenant_id: realm.seed.tenantId,
+          kms_address: `127.0.0.1:${kms.grpcPort}`,
+          kms_ca_cert: caPath,
+        }),
+      );
+      const admin = clients[0] as SvcClient;
+      if (!ciphertext) {
+        await admin.kmsGenerateKey({ name: "bench", kind: KeyKind.KEY_KIND_AES_256_GCM });
+        ciphertext = (await admin.kmsEncrypt({ name: "bench", plaintext: payload })).ciphertext;
+      }
+      const sealed = ciphertext;
+      const tag = { workers };
+      if (clientKinds.includes("sdk")) {
+        for (const client of clients) await client.kmsEncrypt({ name: "bench", plaintext: payload }); // warm channels
+        rows.push({
+          ...tag,
+          client: "sdk",
+          ...(await load("Encrypt 4 KiB", kms, clients, (client) =>
+            client.kmsEncrypt({ name: "bench", plaintext: payload }),
+          )),
+        });
+        rows.push({
+          ...tag,
+          client: "sdk",
+          ...(await load("Decrypt 4 KiB", kms, clients, (client) =>
+            client.kmsDecrypt({ name: "bench", ciphertext: sealed }),
+          )),
+        });
+      }
+      for (const client of clients) client.close();
+      if (clientKinds.includes("ghz")) {
+        const metadata = { authorization: `Bearer ${token}`, "x-tenant-id": realm.seed.tenantId };
+        const encrypt = { name: "bench", plaintext: payload.toString("base64") };
+        const decrypt = { name: "bench", ciphertext: Buffer.from(sealed).toString("base64") };
+        const service = "svc.kms.v1.KmsService";
+        rows.push({
+          ...tag,
+          client: "ghz",
+          ...(await loadGhz("Encrypt 4 KiB", kms, ghz, caPath, metadata, `${service}.Encrypt`, encrypt)),
+        });
+        rows.push({
+          ...tag,
+          client: "ghz",
+          ...(await loadGhz("Decrypt 4 KiB", kms, ghz, caPath, metadata, `${service}.Decrypt`, decrypt)),
+        });
+      }
+      if (clientKinds.includes("h2load")) {
+        const headers = { authorization: `Bearer ${token}`, "x-tenant-id": realm.seed.tenantId };
+        const encrypt = KmsServiceService.encrypt.requestSerialize({
+          name: "bench",
+          plaintext: payload,
+          associatedData: Buffer.alloc(0),
+        });
+        const decrypt = KmsServiceService.decrypt.requestSerialize({
+          name: "bench",
+          ciphertext: sealed,
+          associatedData: Buffer.alloc(0),
+        });
+        rows.push({
+          ...tag,
+          client: "h2load",
+          ...(await loadH2load("Encrypt 4 KiB", kms, h2load, headers, "Encrypt", encrypt)),
+        });
+        rows.push({
+          ...tag,
+          client: "h2load",
+          ...(await loadH2load("Decrypt 4 KiB", kms, h2load, headers, "Decrypt", decrypt)),
+        });
+      }
+      await stopKms(kms);
+      running = undefined;
+    }
+  }
+  const loadAverage = (await Bun.file("/proc/loadavg").text()).split(" ").slice(0, 3).join(" ");
+  console.log(
+    `KMS bench: TLS + auth on, ${concurrency} calls in flight over ${channels} connections, ${seconds} s each, ` +
+      `workers ${workerCounts.join(",")} × ${rounds} round(s), load average ${loadAverage}`,
+  );
   console.table(
     rows.map((row) => ({
+      workers: row.workers,
+      client: row.client,
       call: row.name,
       "calls/s": row.perSecond,
       "p50 ms": row.p50,
@@ -169,8 +384,9 @@ try {
       calls: row.calls,
       errors: row.errors,
       "KMS cores": row.serverCores,
-      "client cores": row.clientCores,
       "KMS µs CPU/call": row.serverUsPerCall,
+      "client cores": row.clientCores,
+      "client µs CPU/call": row.clientUsPerCall,
       "goal ≥ 5000/s": row.perSecond >= 5000 ? "met" : "NOT met",
     })),
   );
@@ -180,12 +396,12 @@ try {
       "unseal ms": Math.round(first.unsealMs),
       "spawn → serving ms": Math.round(first.spawnToServingMs),
     },
-    {
-      start: "restart (unseal)",
-      "unseal ms": Math.round(running.unsealMs),
-      "spawn → serving ms": Math.round(running.spawnToServingMs),
-      "goal ≤ 1000 ms": running.unsealMs <= 1000 ? "met" : "NOT met",
-    },
+    ...restarts.map((restart) => ({
+      start: `restart (unseal), ${restart.workers} worker(s)`,
+      "unseal ms": Math.round(restart.unsealMs),
+      "spawn → serving ms": Math.round(restart.spawnToServingMs),
+      "goal ≤ 1000 ms": restart.unsealMs <= 1000 ? "met" : "NOT met",
+    })),
   ]);
 } finally {
   if (running) await stopKms(running);

@@ -32,6 +32,8 @@ const GO_TOOLS = {
 const DEBIAN_TOOLS = {
   /** libfaketime: the election test's followers with their wall clock 30 s off. */
   faketime: { command: "faketime", packages: ["faketime"] },
+  /** nghttp2's HTTP/2 load generator: bench:kms's cheapest client (a ceiling probe of the KMS, not a gRPC client). */
+  h2load: { command: "h2load", packages: ["nghttp2-client"] },
 } as const;
 
 export type ToolName = keyof typeof GO_TOOLS | keyof typeof DEBIAN_TOOLS;
