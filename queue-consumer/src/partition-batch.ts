@@ -36,19 +36,21 @@ export interface SealedBatch {
   openedAt: number;
 }
 
+/** Capacity of a batch's buffer when the caller gives none; it doubles as lines arrive. */
+const DEFAULT_CAPACITY = 1024 * 1024;
+
 /**
  * The open batch of one partition: records in offset order until the first of max bytes, max records or max age
  * since the first record is reached (docs/audit-storage.md, "Objects"). Index fields are read as each record
- * arrives, so sealing only concatenates.
+ * arrives, so sealing only hands the bytes over.
+ *
+ * The lines are copied out of Kafka's fetch buffers (so those are freed at once) into one buffer of `capacity`
+ * bytes, which the sealed batch's body is a view of: no second copy at seal. The writer gives its batch size plus
+ * one line's room; the pages of a large buffer are only taken as lines are written into it, so an open batch costs
+ * what it holds. A batch that outgrows its buffer moves to one twice as large.
  */
-/** Size of the chunks a batch copies its lines into (a line longer than this gets a chunk of its own). */
-const CHUNK_BYTES = 1024 * 1024;
-
 export class PartitionBatch {
-  /** The JSONL so far, copied out of Kafka's fetch buffers so that those are freed at once. */
-  private readonly chunks: Buffer[] = [];
-  private chunk: Buffer | undefined;
-  private chunkUsed = 0;
+  private buffer: Buffer;
   private count = 0;
   private readonly events: IndexedEvent[] = [];
   private readonly ids = new Set<string>();
@@ -68,7 +70,10 @@ export class PartitionBatch {
   constructor(
     readonly topic: string,
     readonly partition: number,
-  ) {}
+    capacity = DEFAULT_CAPACITY,
+  ) {
+    this.buffer = Buffer.allocUnsafeSlow(capacity);
+  }
 
   get size(): number {
     return this.count;
@@ -91,13 +96,13 @@ export class PartitionBatch {
       if (fields.timeMs > this.maxMs) [this.maxMs, this.maxTime] = [fields.timeMs, fields.time];
     }
     const need = value.length + 1;
-    if (this.chunk === undefined || this.chunk.length - this.chunkUsed < need) {
-      if (this.chunk !== undefined) this.chunks.push(this.chunk.subarray(0, this.chunkUsed));
-      this.chunk = Buffer.allocUnsafeSlow(Math.max(CHUNK_BYTES, need));
-      this.chunkUsed = 0;
+    if (this.buffer.length - this.bytes < need) {
+      const grown = Buffer.allocUnsafeSlow(Math.max(2 * this.buffer.length, this.bytes + need));
+      this.buffer.copy(grown, 0, 0, this.bytes);
+      this.buffer = grown;
     }
-    this.chunkUsed += value.copy(this.chunk, this.chunkUsed);
-    this.chunk[this.chunkUsed++] = 0x0a;
+    value.copy(this.buffer, this.bytes);
+    this.buffer[this.bytes + value.length] = 0x0a;
     this.count += 1;
     this.bytes += need;
   }
@@ -112,9 +117,8 @@ export class PartitionBatch {
   }
 
   seal(): SealedBatch {
-    if (this.count === 0 || this.chunk === undefined) throw new Error("an empty batch cannot be sealed");
-    const last = this.chunk.subarray(0, this.chunkUsed);
-    const body = this.chunks.length === 0 ? last : Buffer.concat([...this.chunks, last], this.bytes);
+    if (this.count === 0) throw new Error("an empty batch cannot be sealed");
+    const body = this.buffer.subarray(0, this.bytes);
     return {
       topic: this.topic,
       partition: this.partition,

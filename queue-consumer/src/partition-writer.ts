@@ -28,12 +28,17 @@ export class PartitionWriter {
   /** Bytes held (open and queued), for the buffer account. */
   private held = 0;
 
+  /**
+   * `batchCapacity`: bytes reserved for each batch's buffer (the batch size plus one line; pages are taken only as
+   * lines fill them), so a batch never moves to a larger buffer.
+   */
   constructor(
     readonly topic: string,
     readonly partition: number,
     private readonly hooks: PartitionWriterHooks,
+    private readonly batchCapacity?: number,
   ) {
-    this.open = new PartitionBatch(topic, partition);
+    this.open = new PartitionBatch(topic, partition, batchCapacity);
   }
 
   get revoked(): boolean {
@@ -62,7 +67,7 @@ export class PartitionWriter {
   seal(): void {
     if (this.revoked || this.open.size === 0) return;
     this.queue.push(this.open.seal());
-    this.open = new PartitionBatch(this.topic, this.partition);
+    this.open = new PartitionBatch(this.topic, this.partition, this.batchCapacity);
     this.running ??= this.drain().finally(() => {
       this.running = undefined;
     });
@@ -87,7 +92,7 @@ export class PartitionWriter {
     this.abort.abort();
     const dropped = this.queue.length + (this.open.size > 0 ? 1 : 0);
     this.queue.length = 0;
-    this.open = new PartitionBatch(this.topic, this.partition);
+    this.open = new PartitionBatch(this.topic, this.partition, this.batchCapacity);
     if (dropped > 0) this.hooks.dropped(dropped);
     this.hooks.release(this.held);
     this.held = 0;

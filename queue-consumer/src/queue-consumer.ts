@@ -66,6 +66,9 @@ export interface QueueConsumer {
   readonly done: Promise<void>;
 }
 
+/** Room past `maxBytes` in a batch's buffer: the line that closes a batch by size may end beyond it. */
+const BATCH_SLACK_BYTES = 1024 * 1024;
+
 interface Session {
   consumer: Consumer<Buffer, Buffer, Buffer, Buffer>;
   stream: MessagesStream<Buffer, Buffer, Buffer, Buffer>;
@@ -247,15 +250,20 @@ export async function startConsumer(
   const writerFor = (partition: number): PartitionWriter => {
     let writer = writers.get(partition);
     if (!writer) {
-      writer = new PartitionWriter(config.topic, partition, {
-        write: writeBatch,
-        release: (bytes) => {
-          buffered -= bytes;
-          resumeIfRoom();
+      writer = new PartitionWriter(
+        config.topic,
+        partition,
+        {
+          write: writeBatch,
+          release: (bytes) => {
+            buffered -= bytes;
+            resumeIfRoom();
+          },
+          fail,
+          dropped: (batches) => metrics.batchesDropped.inc(batches),
         },
-        fail,
-        dropped: (batches) => metrics.batchesDropped.inc(batches),
-      });
+        maxBytes + BATCH_SLACK_BYTES,
+      );
       writers.set(partition, writer);
     }
     return writer;

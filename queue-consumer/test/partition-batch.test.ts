@@ -36,6 +36,22 @@ describe("PartitionBatch", () => {
     expect(sealed.unindexable).toBe(2);
   });
 
+  test("a batch that outgrows its buffer moves to a larger one, lines and byte ranges kept", () => {
+    const batch = new PartitionBatch("t", 0, 64);
+    const values = Array.from({ length: 20 }, (_, i) => line(`grow-${i}`));
+    values.forEach((value, i) => {
+      batch.add(value, BigInt(i), 0, 1);
+    });
+    const sealed = batch.seal();
+    expect(sealed.body.toString()).toBe(`${values.map((v) => v.toString()).join("\n")}\n`);
+    expect(sealed.body.length).toBe(batch.bytes);
+    for (const event of sealed.events) {
+      const slice = sealed.body.subarray(event.byte_start, event.byte_start + event.byte_length).toString();
+      expect(JSON.parse(slice).id).toBe(event.id);
+    }
+    expect(sealed.events.length).toBe(20);
+  });
+
   test("closes by bytes, records and age", () => {
     const batch = new PartitionBatch("t", 0);
     batch.add(line("a"), 0n, 0, 1_000);
