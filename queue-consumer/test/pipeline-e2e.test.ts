@@ -272,7 +272,7 @@ test("a verified call's record reaches an Object-Locked object with the spec's f
   const retainUntil = retention.Retention?.RetainUntilDate?.getTime() ?? 0;
   expect(Math.abs(retainUntil - (calledAt + RETENTION_DAYS * DAY_MS))).toBeLessThan(60 * 60 * 1_000);
   const head = await s3.send(new HeadObjectCommand({ ...target, ChecksumMode: "ENABLED" }));
-  expect(head.ChecksumCRC32C).toBeString();
+  expect(head.ChecksumCRC32).toBeString();
 
   const deletion = await s3.send(new DeleteObjectCommand(target)).then(
     () => undefined,

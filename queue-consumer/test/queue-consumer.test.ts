@@ -98,7 +98,7 @@ describe("startConsumer", () => {
             ChecksumMode: "ENABLED",
           }),
         );
-        expect(head.ChecksumCRC32C).toBeString();
+        expect(head.ChecksumCRC32).toBeString();
         const retention = await s3.send(
           new GetObjectRetentionCommand({ Bucket: "svc-audit", Key: b.object.key, VersionId: b.object.versionId }),
         );
