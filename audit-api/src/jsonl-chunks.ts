@@ -9,9 +9,9 @@ export interface ExportAnswer {
 const NEWLINE = new Uint8Array([0x0a]);
 
 /**
- * Cuts an export's JSONL into chunks of whole lines of about `chunkBytes` each: a run's checked bytes are cut at
- * its marks (`RunBytes.marks`, a subarray, no copy, when a chunk is one piece) and single lines (the freshness tail
- * and the per-row path) are collected; a chunk of several pieces is joined once.
+ * Cuts an export's JSONL into chunks of whole lines of half to about one `chunkBytes` each: a run's checked bytes are
+ * cut at its marks (`RunBytes.marks`, a subarray, no copy, when a chunk is one piece) and single lines (the
+ * freshness tail and the per-row path) are collected; a chunk of several pieces is joined once.
  */
 export class JsonlChunks {
   private parts: Uint8Array[] = [];
@@ -40,8 +40,12 @@ export class JsonlChunks {
     if (this.bytes >= this.chunkBytes) yield this.take();
   }
 
-  /** A run's lines, as read and checked. */
+  /**
+   * A run's lines, as read and checked. A chunk that already holds half its size closes before the run (then the
+   * chunks of a long run are single pieces of it: no copy to join them).
+   */
   *run(run: RunBytes): Generator<ExportAnswer> {
+    if (this.bytes >= this.chunkBytes / 2) yield this.take();
     const { bytes, marks } = run;
     let from = 0;
     let linesFrom = 0;
