@@ -1,8 +1,9 @@
 /**
  * `bun run bench:api [--bulk-events N] [--real-events M] [--seconds S] [--concurrency C] [--no-duckdb]
- * [--fresh-rate R] [--fresh-seconds F] [--object-cache-mib C]` (F = 0: no freshness run; C: the API's block cache
- * for lists, SVC_AUDIT_API_OBJECT_CACHE_BYTES, default the API's 64; 0 = every page a GET): the audit
- * API's goals of issue 8 on the local stack, with auth on (a Keycloak token of a realm seeded here):
+ * [--fresh-rate R] [--fresh-seconds F] [--object-cache-mib C] [--export-only]` (F = 0: no freshness run; C: the
+ * API's block cache for lists, SVC_AUDIT_API_OBJECT_CACHE_BYTES, default the API's 64; 0 = every page a GET;
+ * `--export-only`: only the export section, and the freshness run unless F = 0): the audit API's goals of issue 8 on
+ * the local stack, with auth on (a Keycloak token of a realm seeded here):
  *
  * - total_count over N stored events (p50/p99, whole range with partial-minute ends; and with a principal filter),
  *   with the API's kept rollup sum and cold (each call's whole minutes new);
@@ -41,12 +42,14 @@ const { values: args } = parseArgs({
     "fresh-rate": { type: "string", default: "10000" },
     "fresh-seconds": { type: "string", default: "10" },
     "object-cache-mib": { type: "string" },
+    "export-only": { type: "boolean", default: false },
   },
 });
 const BULK = Number(args["bulk-events"]);
 const REAL = Number(args["real-events"]);
 const SECONDS = Number(args.seconds);
 const CONCURRENCY = Number(args.concurrency);
+const EXPORT_ONLY = args["export-only"];
 const DUCKDB_VERSION = "1.5.6";
 const VENV = join(homedir(), ".cache/svc-ops/venv-duckdb");
 
@@ -207,61 +210,6 @@ try {
       start_time: iso(BULK_START + Math.floor(Math.random() * 59_000) + 500),
       end_time: iso(BULK_START + BULK_SPAN_S * 1000 - Math.floor(Math.random() * 59_000) - 500),
     });
-    const full = await list(tenant, {
-      start_time: iso(BULK_START),
-      end_time: iso(BULK_START + BULK_SPAN_S * 1000),
-      page_size: 1,
-    });
-    log(`bulk tenant total_count ${full.total_count}`);
-    await timed(10, () => list(tenant, { ...bulkRange(), page_size: 1 }));
-    const count = await timed(200, () => list(tenant, { ...bulkRange(), page_size: 1 }));
-    results.push([
-      `total_count over ${BULK.toLocaleString("en")} events (page of 1, rollup sum kept)`,
-      `p50 ${ms(quantile(count, 50))}`,
-      `p99 ${ms(quantile(count, 99))}`,
-    ]);
-    const filtered = await timed(200, () => list(tenant, { ...bulkRange(), page_size: 1, principal_id: "svc-p3" }));
-    results.push([
-      "  … with a principal_id filter",
-      `p50 ${ms(quantile(filtered, 50))}`,
-      `p99 ${ms(quantile(filtered, 99))}`,
-    ]);
-    // The API keeps the rollup part of a count (its whole minutes) until a batch is indexed: the calls above reuse
-    // it after the first. Cold counts: each call's first whole minute is another one (calls i = 1…200 start in
-    // minute i), so each sums counts_hour and counts again, as the first count after a newly indexed batch does.
-    const coldRange = (i: number) => ({
-      ...bulkRange(),
-      start_time: iso(BULK_START + i * 60_000 + Math.floor(Math.random() * 59_000) + 500),
-    });
-    let cold = 0;
-    const coldCount = await timed(200, () => list(tenant, { ...coldRange(++cold), page_size: 1 }));
-    results.push([
-      "  … cold (rollups summed on every call)",
-      `p50 ${ms(quantile(coldCount, 50))}`,
-      `p99 ${ms(quantile(coldCount, 99))}`,
-    ]);
-    cold = 0;
-    const coldFiltered = await timed(200, () =>
-      list(tenant, { ...coldRange(++cold), page_size: 1, principal_id: "svc-p3" }),
-    );
-    results.push([
-      "  … cold, with a principal_id filter",
-      `p50 ${ms(quantile(coldFiltered, 50))}`,
-      `p99 ${ms(quantile(coldFiltered, 99))}`,
-    ]);
-
-    const realRange = () => {
-      const start = REAL_START + Math.floor(Math.random() * (REAL_SPAN_MS - 600_000));
-      return { start_time: iso(start), end_time: iso(REAL_START + REAL_SPAN_MS) };
-    };
-    await timed(10, () => list(tenant, { ...realRange(), page_size: 100 }));
-    const page = await timed(200, () => list(tenant, { ...realRange(), page_size: 100 }));
-    results.push([
-      `page of 100 (of ${REAL.toLocaleString("en")} real records, ranged GETs)`,
-      `p50 ${ms(quantile(page, 50))}`,
-      `p99 ${ms(quantile(page, 99))}`,
-    ]);
-
     // CPU of this process (API and the bench's client; PostgreSQL and MinIO not included) per call and per MiB:
     // steadier than the rates on a shared machine.
     /** Process CPU since `since` per `unit` calls or MiB: total and its kernel part, in ms. */
@@ -270,27 +218,84 @@ try {
       const per = (us: number) => (us / 1000 / unit).toFixed(digits);
       return `${per(used.user + used.system)} ms (sys ${per(used.system)})`;
     };
-    let calls = 0;
-    const listPg = await apiBackendsCpu(sql);
-    section("list calls/s");
-    const listCpu = process.cpuUsage();
-    const until = performance.now() + SECONDS * 1000;
-    await Promise.all(
-      Array.from({ length: CONCURRENCY }, async () => {
-        while (performance.now() < until) {
-          await list(tenant, { ...realRange(), page_size: 100 });
-          calls++;
-        }
-      }),
-    );
-    section("");
-    results.push([
-      `list calls/s (page of 100, ${CONCURRENCY} concurrent)`,
-      `${(calls / SECONDS).toFixed(0)} /s`,
-      `process CPU ${cpuPer(listCpu, calls, 2)} per call`,
-    ]);
-    const pgPerCall = (await apiBackendsCpu(sql, listPg.at)).ms / calls;
-    results.push(["  … PostgreSQL CPU per list call (the API's backends)", `${pgPerCall.toFixed(2)} ms`, ""]);
+    const realRange = () => {
+      const start = REAL_START + Math.floor(Math.random() * (REAL_SPAN_MS - 600_000));
+      return { start_time: iso(start), end_time: iso(REAL_START + REAL_SPAN_MS) };
+    };
+    if (!EXPORT_ONLY) {
+      const full = await list(tenant, {
+        start_time: iso(BULK_START),
+        end_time: iso(BULK_START + BULK_SPAN_S * 1000),
+        page_size: 1,
+      });
+      log(`bulk tenant total_count ${full.total_count}`);
+      await timed(10, () => list(tenant, { ...bulkRange(), page_size: 1 }));
+      const count = await timed(200, () => list(tenant, { ...bulkRange(), page_size: 1 }));
+      results.push([
+        `total_count over ${BULK.toLocaleString("en")} events (page of 1, rollup sum kept)`,
+        `p50 ${ms(quantile(count, 50))}`,
+        `p99 ${ms(quantile(count, 99))}`,
+      ]);
+      const filtered = await timed(200, () => list(tenant, { ...bulkRange(), page_size: 1, principal_id: "svc-p3" }));
+      results.push([
+        "  … with a principal_id filter",
+        `p50 ${ms(quantile(filtered, 50))}`,
+        `p99 ${ms(quantile(filtered, 99))}`,
+      ]);
+      // The API keeps the rollup part of a count (its whole minutes) until a batch is indexed: the calls above reuse
+      // it after the first. Cold counts: each call's first whole minute is another one (calls i = 1…200 start in
+      // minute i), so each sums counts_hour and counts again, as the first count after a newly indexed batch does.
+      const coldRange = (i: number) => ({
+        ...bulkRange(),
+        start_time: iso(BULK_START + i * 60_000 + Math.floor(Math.random() * 59_000) + 500),
+      });
+      let cold = 0;
+      const coldCount = await timed(200, () => list(tenant, { ...coldRange(++cold), page_size: 1 }));
+      results.push([
+        "  … cold (rollups summed on every call)",
+        `p50 ${ms(quantile(coldCount, 50))}`,
+        `p99 ${ms(quantile(coldCount, 99))}`,
+      ]);
+      cold = 0;
+      const coldFiltered = await timed(200, () =>
+        list(tenant, { ...coldRange(++cold), page_size: 1, principal_id: "svc-p3" }),
+      );
+      results.push([
+        "  … cold, with a principal_id filter",
+        `p50 ${ms(quantile(coldFiltered, 50))}`,
+        `p99 ${ms(quantile(coldFiltered, 99))}`,
+      ]);
+
+      await timed(10, () => list(tenant, { ...realRange(), page_size: 100 }));
+      const page = await timed(200, () => list(tenant, { ...realRange(), page_size: 100 }));
+      results.push([
+        `page of 100 (of ${REAL.toLocaleString("en")} real records, ranged GETs)`,
+        `p50 ${ms(quantile(page, 50))}`,
+        `p99 ${ms(quantile(page, 99))}`,
+      ]);
+
+      let calls = 0;
+      const listPg = await apiBackendsCpu(sql);
+      section("list calls/s");
+      const listCpu = process.cpuUsage();
+      const until = performance.now() + SECONDS * 1000;
+      await Promise.all(
+        Array.from({ length: CONCURRENCY }, async () => {
+          while (performance.now() < until) {
+            await list(tenant, { ...realRange(), page_size: 100 });
+            calls++;
+          }
+        }),
+      );
+      section("");
+      results.push([
+        `list calls/s (page of 100, ${CONCURRENCY} concurrent)`,
+        `${(calls / SECONDS).toFixed(0)} /s`,
+        `process CPU ${cpuPer(listCpu, calls, 2)} per call`,
+      ]);
+      const pgPerCall = (await apiBackendsCpu(sql, listPg.at)).ms / calls;
+      results.push(["  … PostgreSQL CPU per list call (the API's backends)", `${pgPerCall.toFixed(2)} ms`, ""]);
+    }
 
     // Three exports of the same range (the machine is shared: the best and all three are printed).
     const exportRuns: { bytes: number; seconds: number }[] = [];
@@ -321,47 +326,49 @@ try {
     const pgPerMiB = (await apiBackendsCpu(sql, exportPg.at)).ms / exportedMiB;
     results.push(["  … PostgreSQL CPU per MiB exported", `${pgPerMiB.toFixed(1)} ms`, ""]);
 
-    const apiCount = await timed(20, () =>
-      list(tenant, {
-        start_time: iso(REAL_START + 1_000),
-        end_time: iso(REAL_START + REAL_SPAN_MS - 1_000),
-        page_size: 1,
-      }),
-    );
-    results.push([
-      `API count of the ${REAL.toLocaleString("en")} real records`,
-      `p50 ${ms(quantile(apiCount, 50))}`,
-      "",
-    ]);
-    if (!args["no-duckdb"]) {
-      const python = join(VENV, "bin/python");
-      if (!(await Bun.file(python).exists())) {
-        log(`installing duckdb ${DUCKDB_VERSION} into ${VENV}…`);
-        Bun.spawnSync(["python3", "-m", "venv", VENV]);
-        Bun.spawnSync([join(VENV, "bin/pip"), "install", "-q", `duckdb==${DUCKDB_VERSION}`]);
-      }
-      const script = `
-import duckdb, sys, time
-con = duckdb.connect()
-q = """SELECT count(*) FROM read_json('${join(dir, "objects")}/*.jsonl', format='newline_delimited')
-       WHERE tenant_id = ? AND time >= ?::TIMESTAMPTZ AND time < ?::TIMESTAMPTZ"""
-args = ['${tenant}', '${iso(REAL_START + 1_000)}', '${iso(REAL_START + REAL_SPAN_MS - 1_000)}']
-best = None
-for _ in range(3):
-    t = time.perf_counter(); n = con.execute(q, args).fetchone()[0]; d = time.perf_counter() - t
-    best = d if best is None or d < best else best
-print(n, best * 1000)
-`;
-      const run = Bun.spawnSync([python, "-c", script]);
-      const [n, best] = run.stdout.toString().trim().split(" ");
-      if (run.exitCode === 0) {
-        results.push([
-          `DuckDB read_json count of the same records (local files, best of 3)`,
-          ms(Number(best)),
-          `count ${n}`,
-        ]);
-      } else {
-        log(`duckdb failed: ${run.stderr.toString().slice(0, 500)}`);
+    if (!EXPORT_ONLY) {
+      const apiCount = await timed(20, () =>
+        list(tenant, {
+          start_time: iso(REAL_START + 1_000),
+          end_time: iso(REAL_START + REAL_SPAN_MS - 1_000),
+          page_size: 1,
+        }),
+      );
+      results.push([
+        `API count of the ${REAL.toLocaleString("en")} real records`,
+        `p50 ${ms(quantile(apiCount, 50))}`,
+        "",
+      ]);
+      if (!args["no-duckdb"]) {
+        const python = join(VENV, "bin/python");
+        if (!(await Bun.file(python).exists())) {
+          log(`installing duckdb ${DUCKDB_VERSION} into ${VENV}…`);
+          Bun.spawnSync(["python3", "-m", "venv", VENV]);
+          Bun.spawnSync([join(VENV, "bin/pip"), "install", "-q", `duckdb==${DUCKDB_VERSION}`]);
+        }
+        const script = `
+  import duckdb, sys, time
+  con = duckdb.connect()
+  q = """SELECT count(*) FROM read_json('${join(dir, "objects")}/*.jsonl', format='newline_delimited')
+         WHERE tenant_id = ? AND time >= ?::TIMESTAMPTZ AND time < ?::TIMESTAMPTZ"""
+  args = ['${tenant}', '${iso(REAL_START + 1_000)}', '${iso(REAL_START + REAL_SPAN_MS - 1_000)}']
+  best = None
+  for _ in range(3):
+      t = time.perf_counter(); n = con.execute(q, args).fetchone()[0]; d = time.perf_counter() - t
+      best = d if best is None or d < best else best
+  print(n, best * 1000)
+  `;
+        const run = Bun.spawnSync([python, "-c", script]);
+        const [n, best] = run.stdout.toString().trim().split(" ");
+        if (run.exitCode === 0) {
+          results.push([
+            `DuckDB read_json count of the same records (local files, best of 3)`,
+            ms(Number(best)),
+            `count ${n}`,
+          ]);
+        } else {
+          log(`duckdb failed: ${run.stderr.toString().slice(0, 500)}`);
+        }
       }
     }
     const freshSeconds = Number(args["fresh-seconds"]);
