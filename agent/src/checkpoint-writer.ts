@@ -11,11 +11,13 @@ export interface CheckpointWriterOptions {
   metrics: AgentMetrics;
   /** Called with the error when writes start failing, and with undefined when one succeeds again. */
   onHealth(failure: AgentError | undefined): void;
+  /** Least time between two writes (a write opens, syncs and renames: its cost is per write, not per line). */
+  minIntervalMs: number;
 }
 
 /**
- * Writes the newest acknowledged position, one write at a time (positions that arrive during a write are merged:
- * only the newest is written next). A failed write is retried with backoff until it succeeds; meanwhile the agent
+ * Writes the newest acknowledged position, one write at a time and at most one per `minIntervalMs` (positions that
+ * arrive meanwhile are merged: only the newest is written next; `settle()` writes it without waiting). A failed write is retried with backoff until it succeeds; meanwhile the agent
  * does not ship (`onHealth`), so nothing is acknowledged that a checkpoint could not record.
  */
 export class CheckpointWriter {
@@ -26,6 +28,10 @@ export class CheckpointWriter {
   #running = false;
   #failure: AgentError | undefined;
   #stopped = false;
+  /** A caller waits in settle(): the next write does not wait for the interval. */
+  #settling = false;
+  /** When the last write succeeded (the next one waits for `minIntervalMs` after it). */
+  #writtenAt = 0;
 
   constructor(options: CheckpointWriterOptions) {
     this.#options = options;
@@ -45,7 +51,13 @@ export class CheckpointWriter {
 
   /** Resolves once the newest position is written (or the writer was stopped). */
   async settle(): Promise<void> {
-    while (!this.#stopped && this.#latest !== this.#written) await this.#changed.wait(1_000);
+    this.#settling = true;
+    this.#changed.wake();
+    try {
+      while (!this.#stopped && this.#latest !== this.#written) await this.#changed.wait(1_000);
+    } finally {
+      this.#settling = false;
+    }
   }
 
   stop(): void {
@@ -54,13 +66,19 @@ export class CheckpointWriter {
   }
 
   async #run(): Promise<void> {
-    const { path, log, metrics, onHealth } = this.#options;
+    const { path, log, metrics, onHealth, minIntervalMs } = this.#options;
     let attempt = 0;
     try {
       while (!this.#stopped && this.#latest !== undefined && this.#latest !== this.#written) {
+        const wait = this.#writtenAt + minIntervalMs - Date.now();
+        if (wait > 0 && !this.#settling) {
+          await this.#changed.wait(wait);
+          continue;
+        }
         const next = this.#latest;
         try {
           await writeCheckpoint(path, next);
+          this.#writtenAt = Date.now();
           this.#written = next;
           metrics.checkpointsWritten.inc();
           attempt = 0;
