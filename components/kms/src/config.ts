@@ -22,7 +22,6 @@ export const KmsEnvSchema = Type.Object({
   SVC_KMS_HTTP_HOST: Type.String({ minLength: 1, default: "0.0.0.0" }),
   SVC_KMS_PG_URL: Type.String({ pattern: "^postgres(ql)?://", description: "PostgreSQL of the key store" }),
   SVC_KMS_PG_POOL: Type.Integer({ minimum: 1, maximum: 100, default: 4 }),
-  SVC_KMS_WORKERS: Type.Integer({ minimum: 1, maximum: 64, default: 1, description: "serving processes (one port)" }),
   SVC_KMS_PG_SCHEMA: Type.String({ pattern: IDENTIFIER, default: "kms", description: "key store schema" }),
   SVC_KMS_PASSPHRASE: Type.Optional(Type.String({ minLength: 12, description: "the master key's passphrase" })),
   SVC_KMS_PASSPHRASE_FILE: Type.Optional(Type.String({ minLength: 1, description: "file holding the passphrase" })),
@@ -62,8 +61,6 @@ export interface KmsConfig {
   httpHost: string;
   pgUrl: string;
   pgPool: number;
-  /** Processes serving the gRPC port (docs/kms.md "Workers"): 1 = this process serves; more = a primary and N workers. */
-  workers: number;
   schema: string;
   /** The secret; read from the variable or the file at parse time, never logged. */
   passphrase: string;
@@ -161,7 +158,6 @@ export function parseKmsConfig(env: Record<string, string | undefined>): KmsConf
     httpHost: parsed.SVC_KMS_HTTP_HOST,
     pgUrl: parsed.SVC_KMS_PG_URL,
     pgPool: parsed.SVC_KMS_PG_POOL,
-    workers: parsed.SVC_KMS_WORKERS,
     schema: parsed.SVC_KMS_PG_SCHEMA,
     passphrase,
     bootstrap: parsed.SVC_KMS_BOOTSTRAP,

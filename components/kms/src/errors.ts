@@ -31,8 +31,6 @@ export const KMS_ERROR_CODES = [
   "KMS_AUDIT_FAILED",
   /** The HTTP or gRPC address could not be bound. */
   "KMS_LISTEN_FAILED",
-  /** With SVC_KMS_WORKERS > 1: a worker did not start, died, or did not acknowledge a seal, unseal or key change. */
-  "KMS_WORKER_FAILED",
 ] as const;
 
 export type KmsErrorCode = (typeof KMS_ERROR_CODES)[number];
@@ -54,7 +52,6 @@ const GRPC: Record<KmsErrorCode, status> = {
   KMS_STORE_UNAVAILABLE: status.UNAVAILABLE,
   KMS_AUDIT_FAILED: status.UNAVAILABLE,
   KMS_LISTEN_FAILED: status.INTERNAL,
-  KMS_WORKER_FAILED: status.UNAVAILABLE,
 };
 
 const HTTP: Record<number, number> = {

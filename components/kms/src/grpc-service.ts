@@ -1,10 +1,10 @@
 import type { Metadata, ServerUnaryCall, sendUnaryData, UntypedServiceImplementation } from "@grpc/grpc-js";
-import type { KmsEventKind } from "@svc/audit-emitter";
+import type { AuditEmitter, KmsEventKind } from "@svc/audit-emitter";
 import { type AuthCore, authorizeService, type Caller, callerOf, type Operation, TENANT_HEADER } from "@svc/auth";
 import { KmsServiceService } from "@svc/proto";
 import type { Logger } from "pino";
 import { kmsErrorStatus } from "./errors.ts";
-import { type EventOutcome, type KeyEventSink, recordKeyEvent } from "./key-events.ts";
+import { type EventOutcome, recordKeyEvent } from "./key-events.ts";
 import { keyMetadata, kindFromProto, kindToProto } from "./key-metadata.ts";
 import type { KeyService } from "./key-service.ts";
 import type { Vault } from "./vault.ts";
@@ -36,9 +36,7 @@ export interface KmsServiceDeps {
   auth: AuthCore;
   keys: KeyService;
   vault: Vault;
-  emitter: KeyEventSink;
-  /** Seals every process of the KMS (one, or each worker: `KmsPeers.seal`). */
-  seal: () => Promise<void>;
+  emitter: AuditEmitter;
   /** Unseal with the passphrase of a call (records the event itself). */
   unseal: (passphrase: string, outcome: EventOutcome) => Promise<void>;
   logger: Logger;
@@ -120,7 +118,7 @@ export function kmsServiceImplementation(deps: KmsServiceDeps): UntypedServiceIm
       operation: "kms.keys.manage",
       event: "seal",
       run: async () => {
-        await deps.seal();
+        vault.seal();
         logger.warn({}, "kms sealed: key use is refused until unsealed");
         return { sealed: true };
       },

@@ -3,9 +3,6 @@ import { type AuditEmitter, type EventFields, type KmsEventKind, resultOf } from
 import { authErrorStatus, type Caller, isAuthError } from "@svc/auth";
 import { KmsError, kmsErrorStatus } from "./errors.ts";
 
-/** Where key events go: the emitter of this process, or (a worker) the primary's, which writes every worker's. */
-export type KeyEventSink = Pick<AuditEmitter, "record">;
-
 /** Who caused an event and how it ended, as the record carries them (docs/kms.md "Audit"). */
 export interface EventOutcome {
   resource: string;
@@ -26,7 +23,7 @@ function statusOf(error: unknown): status {
  * Records one KMS event (never key material, plaintext, passphrase or token: only names, codes and identities).
  * Fail-closed emitters reject when the record was not written: that becomes `KMS_AUDIT_FAILED`.
  */
-export async function recordKeyEvent(emitter: KeyEventSink, kind: KmsEventKind, outcome: EventOutcome): Promise<void> {
+export async function recordKeyEvent(emitter: AuditEmitter, kind: KmsEventKind, outcome: EventOutcome): Promise<void> {
   const attributes = { ...outcome.attributes };
   const code = (outcome.error as { code?: unknown } | undefined)?.code;
   if (typeof code === "string") attributes.error = code;

@@ -11,7 +11,6 @@ import {
 import { IV_BYTES, open, seal, TAG_BYTES } from "./aead.ts";
 import { invalidArgument, KmsError } from "./errors.ts";
 import type { KeyKindName, KeyRow, KeyStore, VersionRow } from "./key-store.ts";
-import type { KmsPeers } from "./kms-peers.ts";
 import type { Vault } from "./vault.ts";
 
 export const KEY_NAME = /^[a-z0-9][a-z0-9._-]{0,127}$/;
@@ -77,25 +76,17 @@ function checkSize(field: string, bytes: Uint8Array): void {
 /**
  * The keys of every tenant (docs/kms.md "Keys"): generation, rotation, revocation and use. Unwrapped material is
  * cached in memory per key version while unsealed and dropped on seal. One replica (docs/kms.md): the cache trusts
- * that every change goes through this KMS; with several worker processes, a rotation or revocation answers only once
- * every other process dropped its copy (`peers.keyChanged`, which calls their `forget`).
+ * that every change goes through this process.
  */
 export class KeyService {
   readonly #store: KeyStore;
   readonly #vault: Vault;
-  readonly #peers: Pick<KmsPeers, "keyChanged">;
   readonly #cache = new Map<string, Promise<CachedKey>>();
 
-  constructor(store: KeyStore, vault: Vault, peers: Pick<KmsPeers, "keyChanged"> = { keyChanged: async () => {} }) {
+  constructor(store: KeyStore, vault: Vault) {
     this.#store = store;
     this.#vault = vault;
-    this.#peers = peers;
     vault.onSeal(() => this.#cache.clear());
-  }
-
-  /** Drops the cached key (another process changed it): the next use reads the store. */
-  forget(tenant: string, name: string): void {
-    this.#cache.delete(`${tenant}\0${name}`);
   }
 
   async generate(tenant: string, name: string, kind: KeyKindName): Promise<KeyRow> {
@@ -132,7 +123,6 @@ export class KeyService {
       if (row) {
         cached.versions.set(version, toMaterial(row.kind, fresh.secret, fresh.publicKeyPem));
         cached.row = row;
-        await this.#peers.keyChanged(tenant, name);
         return row;
       }
       fresh.secret.fill(0);
@@ -151,7 +141,6 @@ export class KeyService {
       throw revoked(name);
     }
     this.#cache.delete(`${tenant}\0${name}`);
-    await this.#peers.keyChanged(tenant, name);
     return row;
   }
 

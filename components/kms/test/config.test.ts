@@ -43,14 +43,6 @@ test("plaintext only when SVC_KMS_TLS=false is set", () => {
   expect(refusal({ ...BASE, SVC_KMS_TLS: "no" }).subject).toBe("SVC_KMS_TLS");
 });
 
-test("SVC_KMS_WORKERS: one serving process by default, N when set, at least 1", () => {
-  expect(parseKmsConfig(BASE).workers).toBe(1);
-  expect(parseKmsConfig({ ...BASE, SVC_KMS_WORKERS: "2" }).workers).toBe(2);
-  const zero = refusal({ ...BASE, SVC_KMS_WORKERS: "0" });
-  expect(zero).toMatchObject({ code: "KMS_CONFIG_INVALID", subject: "SVC_KMS_WORKERS" });
-  expect(refusal({ ...BASE, SVC_KMS_WORKERS: "two" }).subject).toBe("SVC_KMS_WORKERS");
-});
-
 test("a bad value names its variable; a passphrase is never printed", () => {
   expect(refusal({ ...BASE, SVC_KMS_PORT: "5009x" }).subject).toBe("SVC_KMS_PORT");
   expect(refusal({ ...BASE, SVC_KMS_PG_SCHEMA: "Bad-Name" }).subject).toBe("SVC_KMS_PG_SCHEMA");
