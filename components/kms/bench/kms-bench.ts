@@ -1,11 +1,10 @@
-// `bun run bench:kms [--seconds 10] [--concurrency 64] [--channels 2] [--workers 1] [--rounds 1] [--clients sdk,ghz]`:
+// `bun run bench:kms [--seconds 10] [--concurrency 64] [--channels 2] [--workers 1] [--rounds 1] [--clients sdk,h2load]`:
 // the KMS's goals (issue 11) on this machine.
 // Workload: a real KMS (src/main.ts: TLS on, auth on against a Keycloak realm of its own, PostgreSQL key store in a
 // schema of its own) with SVC_KMS_WORKERS set to each of --workers in turn (--rounds times, alternated), loaded by
-// each of --clients: `sdk` = @svc/sdk clients in this Bun process (what a Bun user sees), `ghz` = ghz (Go,
-// ops/tools/ghz), a gRPC client cheaper than the SDK, `h2load` = nghttp2's h2load replaying one request body (a
-// ceiling probe, not a gRPC client: see h2load-load.ts). All over TLS (ghz and the SDK check the exported CA), with
-// a keymanager token; Encrypt of a 4 KiB payload, then Decrypt of a 4 KiB ciphertext, each for --seconds with
+// each of --clients: `sdk` = @svc/sdk clients in this Bun process (what a Bun user sees), `h2load` = nghttp2's h2load
+// replaying one request body (a ceiling probe, not a gRPC client: see h2load-load.ts). All over TLS (the SDK checks
+// the exported CA), with a keymanager token; Encrypt of a 4 KiB payload, then Decrypt of a 4 KiB ciphertext, each for --seconds with
 // --concurrency calls in flight over --channels HTTP/2 connections. CPU per call of the KMS (primary + workers, from
 // /proc) and of the client. Unseal at start: the KMS's own measure (scrypt + unwrap, logged as unsealMs) at a restart
 // of a bootstrapped store.
@@ -17,7 +16,6 @@ import { createClient, type SvcClient } from "@svc/sdk";
 import { ensureTool, randomName, seedTestRealm, stackEnv } from "@svc/testkit";
 import { SQL } from "bun";
 import { accessToken, grantRole } from "../test/support/kms-fixture.ts";
-import { runGhz } from "./ghz-load.ts";
 import { runH2load } from "./h2load-load.ts";
 
 function flag(name: string, fallback: number): number {
@@ -38,8 +36,8 @@ const channels = flag("channels", 2);
 const rounds = flag("rounds", 1);
 const workerCounts = listFlag("workers", "1").map(Number);
 if (workerCounts.some((count) => !Number.isInteger(count) || count < 1)) throw new Error("--workers: e.g. 1,2");
-const clientKinds = listFlag("clients", "sdk,ghz");
-if (clientKinds.some((kind) => !["sdk", "ghz", "h2load"].includes(kind))) throw new Error("--clients: sdk,ghz,h2load");
+const clientKinds = listFlag("clients", "sdk,h2load");
+if (clientKinds.some((kind) => !["sdk", "h2load"].includes(kind))) throw new Error("--clients: sdk,h2load");
 
 interface Started {
   child: ReturnType<typeof Bun.spawn>;
@@ -174,46 +172,6 @@ async function load(
   };
 }
 
-/** The same call driven by ghz: its own rate, latencies and CPU (of the ghz process). */
-async function loadGhz(
-  name: string,
-  kms: Started,
-  ghz: string,
-  caPath: string,
-  metadata: Record<string, string>,
-  call: string,
-  data: Record<string, string>,
-): Promise<Row> {
-  const serverCpuBefore = await kmsCpuSeconds(kms);
-  const result = await runGhz({
-    ghz,
-    address: `127.0.0.1:${kms.grpcPort}`,
-    caPath,
-    call,
-    data,
-    metadata,
-    seconds,
-    concurrency,
-    connections: channels,
-  });
-  const server = kmsCpuOver(serverCpuBefore, await kmsCpuSeconds(kms), result.elapsedSeconds);
-  const serverCpu = server.seconds;
-  const calls = Math.max(1, result.calls);
-  if (result.errors > 0) console.error(`ghz ${name}: ${JSON.stringify(result.errorKinds)}`);
-  return {
-    name,
-    calls: result.calls,
-    perSecond: result.perSecond,
-    p50: result.p50Ms.toFixed(2),
-    p99: result.p99Ms.toFixed(2),
-    errors: result.errors,
-    serverCores: server.cores,
-    clientCores: (result.cpuSeconds / result.elapsedSeconds).toFixed(2),
-    serverUsPerCall: Math.round((serverCpu * 1e6) / calls),
-    clientUsPerCall: Math.round((result.cpuSeconds * 1e6) / calls),
-  };
-}
-
 /** The same call's request body sent by h2load (a ceiling probe: see h2load-load.ts). */
 async function loadH2load(
   name: string,
@@ -256,7 +214,6 @@ const dir = mkdtempSync(join(tmpdir(), "kms-bench-"));
 const schema = randomName("bench_kms").replaceAll("-", "_");
 const realm = await seedTestRealm("kmsbench");
 const sql = new SQL(stack.postgresUrl);
-const ghz = clientKinds.includes("ghz") ? await ensureTool("ghz") : "";
 // h2load: Debian's nghttp2-client, installed on first use (root) like the other Debian tools of ops/stack
 const h2load = clientKinds.includes("h2load") ? await ensureTool("h2load") : "";
 let running: Started | undefined;
@@ -325,22 +282,6 @@ try {
         });
       }
       for (const client of clients) client.close();
-      if (clientKinds.includes("ghz")) {
-        const metadata = { authorization: `Bearer ${token}`, "x-tenant-id": realm.seed.tenantId };
-        const encrypt = { name: "bench", plaintext: payload.toString("base64") };
-        const decrypt = { name: "bench", ciphertext: Buffer.from(sealed).toString("base64") };
-        const service = "svc.kms.v1.KmsService";
-        rows.push({
-          ...tag,
-          client: "ghz",
-          ...(await loadGhz("Encrypt 4 KiB", kms, ghz, caPath, metadata, `${service}.Encrypt`, encrypt)),
-        });
-        rows.push({
-          ...tag,
-          client: "ghz",
-          ...(await loadGhz("Decrypt 4 KiB", kms, ghz, caPath, metadata, `${service}.Decrypt`, decrypt)),
-        });
-      }
       if (clientKinds.includes("h2load")) {
         const headers = { authorization: `Bearer ${token}`, "x-tenant-id": realm.seed.tenantId };
         const encrypt = KmsServiceService.encrypt.requestSerialize({

@@ -25,8 +25,6 @@ const GO_TOOLS = {
   "leader-peer": { name: "leader-peer", moduleDir: join(TOOLS_DIR, "leader-peer"), pkg: ".", sources: ["main.go"] },
   /** Helm v3 (ops/helm): the chart's lint, render and server dry-run tests. */
   helm: { name: "helm", moduleDir: join(TOOLS_DIR, "helm"), pkg: "helm.sh/helm/v3/cmd/helm" },
-  /** A gRPC load client in Go: bench:kms's client that is not the limit (the SDK client in Bun is). */
-  ghz: { name: "ghz", moduleDir: join(TOOLS_DIR, "ghz"), pkg: "github.com/bojand/ghz/cmd/ghz" },
 } satisfies Record<string, GoTool>;
 
 const DEBIAN_TOOLS = {

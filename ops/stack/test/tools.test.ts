@@ -49,12 +49,8 @@ test("faketime comes from Debian's package and shifts a child's clock", async ()
   expect(Number(shifted.stdout.toString().trim())).toBe(new Date().getUTCFullYear() + 1);
 }, 300_000);
 
-test("bench:kms's load clients: ghz built from ops/tools/ghz, h2load from Debian's nghttp2-client; both run", async () => {
-  const ghz = await ensureTool("ghz");
-  expect(ghz.startsWith(join(cacheDir(process.env), "bin", "ghz-"))).toBe(true);
-  const help = Bun.spawnSync([ghz, "--help"], { stderr: "pipe", stdout: "pipe" });
-  expect(`${help.stdout}${help.stderr}`).toContain("--connections");
+test("bench:kms's h2load comes from Debian's nghttp2-client and runs", async () => {
   const h2load = await ensureTool("h2load");
   const version = Bun.spawnSync([h2load, "--version"], { stdout: "pipe" });
   expect(version.stdout.toString()).toContain("nghttp2");
-}, 600_000);
+}, 300_000);
