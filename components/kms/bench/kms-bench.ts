@@ -1,12 +1,10 @@
-// `bun run bench:kms [--seconds 10] [--concurrency 64] [--channels 2] [--workers 1] [--rounds 1] [--clients sdk,h2load]`:
+// `bun run bench:kms [--seconds 10] [--concurrency 64] [--channels 2] [--rounds 1] [--clients sdk,h2load]`:
 // the KMS's goals (issue 11) on this machine.
 // Workload: a real KMS (src/main.ts: TLS on, auth on against a Keycloak realm of its own, PostgreSQL key store in a
-// schema of its own) with SVC_KMS_WORKERS set to each of --workers in turn (--rounds times, alternated), loaded by
-// each of --clients: `sdk` = @svc/sdk clients in this Bun process (what a Bun user sees), `h2load` = nghttp2's h2load
+// schema of its own), restarted --rounds times, loaded by each of --clients: `sdk` = @svc/sdk clients in this Bun process (what a Bun user sees), `h2load` = nghttp2's h2load
 // replaying one request body (a ceiling probe, not a gRPC client: see h2load-load.ts). All over TLS (the SDK checks
 // the exported CA), with a keymanager token; Encrypt of a 4 KiB payload, then Decrypt of a 4 KiB ciphertext, each for --seconds with
-// --concurrency calls in flight over --channels HTTP/2 connections. CPU per call of the KMS (primary + workers, from
-// /proc) and of the client. Unseal at start: the KMS's own measure (scrypt + unwrap, logged as unsealMs) at a restart
+// --concurrency calls in flight over --channels HTTP/2 connections. CPU per call of the KMS (from /proc) and of the client. Unseal at start: the KMS's own measure (scrypt + unwrap, logged as unsealMs) at a restart
 // of a bootstrapped store.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -34,8 +32,6 @@ const seconds = flag("seconds", 10);
 const concurrency = flag("concurrency", 64);
 const channels = flag("channels", 2);
 const rounds = flag("rounds", 1);
-const workerCounts = listFlag("workers", "1").map(Number);
-if (workerCounts.some((count) => !Number.isInteger(count) || count < 1)) throw new Error("--workers: e.g. 1,2");
 const clientKinds = listFlag("clients", "sdk,h2load");
 if (clientKinds.some((kind) => !["sdk", "h2load"].includes(kind))) throw new Error("--clients: sdk,h2load");
 
@@ -44,8 +40,6 @@ interface Started {
   grpcPort: number;
   unsealMs: number;
   spawnToServingMs: number;
-  /** The KMS's processes: the one spawned and, with workers, theirs. */
-  pids: number[];
 }
 
 async function startKms(env: Record<string, string>): Promise<Started> {
@@ -66,7 +60,7 @@ async function startKms(env: Record<string, string>): Promise<Started> {
     buffered += decoder.decode(value, { stream: true });
     const line = buffered.split("\n").find((candidate) => candidate.includes('"kms started"'));
     if (!line) continue;
-    const fields = JSON.parse(line) as { grpcPort: number; unsealMs: number; workerPids?: number[] };
+    const fields = JSON.parse(line) as { grpcPort: number; unsealMs: number };
     // keep draining the KMS's log so its stderr never blocks it
     void (async () => {
       while (!(await reader.read()).done) {}
@@ -75,7 +69,6 @@ async function startKms(env: Record<string, string>): Promise<Started> {
       child,
       grpcPort: fields.grpcPort,
       unsealMs: fields.unsealMs,
-      pids: [child.pid, ...(fields.workerPids ?? [])],
       spawnToServingMs: performance.now() - spawnedAt,
     };
   }
@@ -95,21 +88,8 @@ async function cpuSecondsOf(pid: number): Promise<number> {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
-/** CPU seconds each of the KMS's processes used so far (the spawned one first, then its workers). */
-async function kmsCpuSeconds(kms: Started): Promise<number[]> {
-  const seconds: number[] = [];
-  for (const pid of kms.pids) seconds.push(await cpuSecondsOf(pid));
-  return seconds;
-}
-
-/** The KMS's CPU over a run: total seconds, and cores busy as "total (primary+worker+worker)" with workers. */
-function kmsCpuOver(before: number[], after: number[], elapsed: number): { seconds: number; cores: string } {
-  const each = after.map((value, index) => value - (before[index] ?? 0));
-  const seconds = each.reduce((sum, value) => sum + value, 0);
-  const total = (seconds / elapsed).toFixed(2);
-  if (each.length === 1) return { seconds, cores: total };
-  return { seconds, cores: `${total} (${each.map((value) => (value / elapsed).toFixed(2)).join("+")})` };
-}
+/** CPU seconds the KMS process used so far. */
+const kmsCpuSeconds = (kms: Started) => cpuSecondsOf(kms.child.pid);
 
 interface Row {
   name: string;
@@ -118,7 +98,7 @@ interface Row {
   p50: string;
   p99: string;
   errors: number;
-  /** Cores the KMS kept busy: total, and per process with workers (primary+worker+worker). */
+  /** Cores the KMS process kept busy. */
   serverCores: string;
   clientCores: string;
   serverUsPerCall: number;
@@ -152,8 +132,7 @@ async function load(
     }),
   );
   const elapsed = (performance.now() - started) / 1000;
-  const server = kmsCpuOver(serverCpuBefore, await kmsCpuSeconds(kms), elapsed);
-  const serverCpu = server.seconds;
+  const serverCpu = (await kmsCpuSeconds(kms)) - serverCpuBefore;
   const clientUsage = process.cpuUsage(clientCpuBefore);
   const clientCpu = (clientUsage.user + clientUsage.system) / 1e6;
   latencies.sort((a, b) => a - b);
@@ -165,7 +144,7 @@ async function load(
     p99: percentile(latencies, 0.99).toFixed(2),
     errors,
     // CPU cores busy on average: the KMS process and this client process (2 cores on the machine, shared)
-    serverCores: server.cores,
+    serverCores: (serverCpu / elapsed).toFixed(2),
     clientCores: (clientCpu / elapsed).toFixed(2),
     serverUsPerCall: Math.round((serverCpu * 1e6) / Math.max(1, latencies.length)),
     clientUsPerCall: Math.round((clientCpu * 1e6) / Math.max(1, latencies.length)),
@@ -192,8 +171,7 @@ async function loadH2load(
     connections: channels,
     dir,
   });
-  const server = kmsCpuOver(serverCpuBefore, await kmsCpuSeconds(kms), result.elapsedSeconds);
-  const serverCpu = server.seconds;
+  const serverCpu = (await kmsCpuSeconds(kms)) - serverCpuBefore;
   const calls = Math.max(1, result.calls);
   return {
     name,
@@ -202,7 +180,7 @@ async function loadH2load(
     p50: `mean ${result.meanMs.toFixed(2)}`,
     p99: `max ${result.maxMs.toFixed(0)}`,
     errors: result.errors,
-    serverCores: server.cores,
+    serverCores: (serverCpu / result.elapsedSeconds).toFixed(2),
     clientCores: (result.cpuSeconds / result.elapsedSeconds).toFixed(2),
     serverUsPerCall: Math.round((serverCpu * 1e6) / calls),
     clientUsPerCall: Math.round((result.cpuSeconds * 1e6) / calls),
@@ -239,84 +217,82 @@ try {
   await stopKms(first);
   const payload = Buffer.alloc(4096, 7);
   let ciphertext: Buffer | undefined;
-  const rows: (Row & { workers: number; client: string })[] = [];
-  const restarts: { workers: number; unsealMs: number; spawnToServingMs: number }[] = [];
-  for (let round = 0; round < rounds; round += 1) {
-    for (const workers of workerCounts) {
-      // a restart of a bootstrapped store: what every later start costs
-      running = await startKms({ ...env, SVC_KMS_WORKERS: String(workers) });
-      const kms = running;
-      restarts.push({ workers, unsealMs: kms.unsealMs, spawnToServingMs: kms.spawnToServingMs });
-      const clients = Array.from({ length: channels }, () =>
-        createClient({
-          address: "127.0.0.1:1",
-          secure: false,
-          access_token: token,
-          tenant_id: realm.seed.tenantId,
-          kms_address: `127.0.0.1:${kms.grpcPort}`,
-          kms_ca_cert: caPath,
-        }),
-      );
-      const admin = clients[0] as SvcClient;
-      if (!ciphertext) {
-        await admin.kmsGenerateKey({ name: "bench", kind: KeyKind.KEY_KIND_AES_256_GCM });
-        ciphertext = (await admin.kmsEncrypt({ name: "bench", plaintext: payload })).ciphertext;
-      }
-      const sealed = ciphertext;
-      const tag = { workers };
-      if (clientKinds.includes("sdk")) {
-        for (const client of clients) await client.kmsEncrypt({ name: "bench", plaintext: payload }); // warm channels
-        rows.push({
-          ...tag,
-          client: "sdk",
-          ...(await load("Encrypt 4 KiB", kms, clients, (client) =>
-            client.kmsEncrypt({ name: "bench", plaintext: payload }),
-          )),
-        });
-        rows.push({
-          ...tag,
-          client: "sdk",
-          ...(await load("Decrypt 4 KiB", kms, clients, (client) =>
-            client.kmsDecrypt({ name: "bench", ciphertext: sealed }),
-          )),
-        });
-      }
-      for (const client of clients) client.close();
-      if (clientKinds.includes("h2load")) {
-        const headers = { authorization: `Bearer ${token}`, "x-tenant-id": realm.seed.tenantId };
-        const encrypt = KmsServiceService.encrypt.requestSerialize({
-          name: "bench",
-          plaintext: payload,
-          associatedData: Buffer.alloc(0),
-        });
-        const decrypt = KmsServiceService.decrypt.requestSerialize({
-          name: "bench",
-          ciphertext: sealed,
-          associatedData: Buffer.alloc(0),
-        });
-        rows.push({
-          ...tag,
-          client: "h2load",
-          ...(await loadH2load("Encrypt 4 KiB", kms, h2load, headers, "Encrypt", encrypt)),
-        });
-        rows.push({
-          ...tag,
-          client: "h2load",
-          ...(await loadH2load("Decrypt 4 KiB", kms, h2load, headers, "Decrypt", decrypt)),
-        });
-      }
-      await stopKms(kms);
-      running = undefined;
+  const rows: (Row & { round: number; client: string })[] = [];
+  const restarts: { round: number; unsealMs: number; spawnToServingMs: number }[] = [];
+  for (let round = 1; round <= rounds; round += 1) {
+    // a restart of a bootstrapped store: what every later start costs
+    running = await startKms(env);
+    const kms = running;
+    restarts.push({ round, unsealMs: kms.unsealMs, spawnToServingMs: kms.spawnToServingMs });
+    const clients = Array.from({ length: channels }, () =>
+      createClient({
+        address: "127.0.0.1:1",
+        secure: false,
+        access_token: token,
+        tenant_id: realm.seed.tenantId,
+        kms_address: `127.0.0.1:${kms.grpcPort}`,
+        kms_ca_cert: caPath,
+      }),
+    );
+    const admin = clients[0] as SvcClient;
+    if (!ciphertext) {
+      await admin.kmsGenerateKey({ name: "bench", kind: KeyKind.KEY_KIND_AES_256_GCM });
+      ciphertext = (await admin.kmsEncrypt({ name: "bench", plaintext: payload })).ciphertext;
     }
+    const sealed = ciphertext;
+    const tag = { round };
+    if (clientKinds.includes("sdk")) {
+      for (const client of clients) await client.kmsEncrypt({ name: "bench", plaintext: payload }); // warm channels
+      rows.push({
+        ...tag,
+        client: "sdk",
+        ...(await load("Encrypt 4 KiB", kms, clients, (client) =>
+          client.kmsEncrypt({ name: "bench", plaintext: payload }),
+        )),
+      });
+      rows.push({
+        ...tag,
+        client: "sdk",
+        ...(await load("Decrypt 4 KiB", kms, clients, (client) =>
+          client.kmsDecrypt({ name: "bench", ciphertext: sealed }),
+        )),
+      });
+    }
+    for (const client of clients) client.close();
+    if (clientKinds.includes("h2load")) {
+      const headers = { authorization: `Bearer ${token}`, "x-tenant-id": realm.seed.tenantId };
+      const encrypt = KmsServiceService.encrypt.requestSerialize({
+        name: "bench",
+        plaintext: payload,
+        associatedData: Buffer.alloc(0),
+      });
+      const decrypt = KmsServiceService.decrypt.requestSerialize({
+        name: "bench",
+        ciphertext: sealed,
+        associatedData: Buffer.alloc(0),
+      });
+      rows.push({
+        ...tag,
+        client: "h2load",
+        ...(await loadH2load("Encrypt 4 KiB", kms, h2load, headers, "Encrypt", encrypt)),
+      });
+      rows.push({
+        ...tag,
+        client: "h2load",
+        ...(await loadH2load("Decrypt 4 KiB", kms, h2load, headers, "Decrypt", decrypt)),
+      });
+    }
+    await stopKms(kms);
+    running = undefined;
   }
   const loadAverage = (await Bun.file("/proc/loadavg").text()).split(" ").slice(0, 3).join(" ");
   console.log(
     `KMS bench: TLS + auth on, ${concurrency} calls in flight over ${channels} connections, ${seconds} s each, ` +
-      `workers ${workerCounts.join(",")} × ${rounds} round(s), load average ${loadAverage}`,
+      `${rounds} round(s) (a KMS restart each), load average ${loadAverage}`,
   );
   console.table(
     rows.map((row) => ({
-      workers: row.workers,
+      round: row.round,
       client: row.client,
       call: row.name,
       "calls/s": row.perSecond,
@@ -338,7 +314,7 @@ try {
       "spawn → serving ms": Math.round(first.spawnToServingMs),
     },
     ...restarts.map((restart) => ({
-      start: `restart (unseal), ${restart.workers} worker(s)`,
+      start: `restart (unseal), round ${restart.round}`,
       "unseal ms": Math.round(restart.unsealMs),
       "spawn → serving ms": Math.round(restart.spawnToServingMs),
       "goal ≤ 1000 ms": restart.unsealMs <= 1000 ? "met" : "NOT met",
