@@ -1,4 +1,5 @@
 import { type AuthCore, assertRoutesCovered, bearerAuth } from "@svc/auth";
+import type { MetricsSource } from "@svc/common";
 import { type HealthState, healthRoutes } from "@svc/health";
 import { Elysia } from "elysia";
 import { httpStatusOf, KmsError } from "./errors.ts";
@@ -7,17 +8,18 @@ import type { KeyService } from "./key-service.ts";
 
 const AUTH_OPTIONS = {
   operations: { "GET /admin/keys": "admin.keys" },
-  publicRoutes: ["GET /health", "GET /health/ready", "GET /health/pod-ready", "GET /health/whoami"],
+  publicRoutes: ["GET /health", "GET /health/ready", "GET /health/pod-ready", "GET /health/whoami", "GET /metrics"],
 } as const;
 
 /**
  * The KMS's HTTP side: `GET /admin/keys` (spec: the ops token; policy row `admin.keys`) lists the metadata of the
- * caller tenant's keys — never material — and the health routes (`/health/ready` is 503 while sealed).
+ * caller tenant's keys — never material — the health routes (`/health/ready` is 503 while sealed) and `/metrics`
+ * (the gRPC calls by method and final status code; no key names, tenants or callers).
  */
-export function adminApp(auth: AuthCore, keys: KeyService, health: HealthState) {
+export function adminApp(auth: AuthCore, keys: KeyService, health: HealthState, metrics: MetricsSource) {
   const app = new Elysia()
     .use(bearerAuth(auth, AUTH_OPTIONS))
-    .use(healthRoutes(health))
+    .use(healthRoutes(health, undefined, metrics))
     .onError(({ error }) => {
       if (!(error instanceof KmsError)) return undefined;
       return Response.json({ error: { code: error.code, message: error.message } }, { status: httpStatusOf(error) });

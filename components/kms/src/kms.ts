@@ -2,10 +2,12 @@ import { Server, ServerCredentials } from "@grpc/grpc-js";
 import { type AuditEmitter, createAuditEmitter } from "@svc/audit-emitter";
 import { createAuthCore } from "@svc/auth";
 import { bindGrpcServer, type RunnableService, stopGrpcServer } from "@svc/common";
+import { grpcServerMetrics } from "@svc/component-runtime/grpc-metrics";
 import { grpcHealth, HealthState } from "@svc/health";
 import { HealthService, KmsServiceService } from "@svc/proto";
 import { SQL } from "bun";
 import type { Logger } from "pino";
+import { Registry } from "prom-client";
 import { adminApp } from "./admin-app.ts";
 import { bootstrapStore } from "./bootstrap-store.ts";
 import { issueServerCertificate, type ServerCertificate } from "./certificates.ts";
@@ -108,7 +110,9 @@ export async function startKms(config: KmsConfig, options: { logger: Logger }): 
       holder: () => undefined,
       term: () => undefined,
     });
-    const grpc = new Server();
+    // gRPC calls by method and the status actually sent (auth refusals included), served on the admin port's /metrics
+    const metrics = new Registry();
+    const grpc = new Server({ interceptors: [grpcServerMetrics(metrics)] });
     grpc.addService(KmsServiceService, kmsServiceImplementation({ auth, keys, vault, emitter, unseal, logger }));
     grpc.addService(HealthService, grpcHealth(health, ["svc.kms.v1.KmsService"]));
     const credentials = certificate
@@ -122,7 +126,7 @@ export async function startKms(config: KmsConfig, options: { logger: Logger }): 
     cleanups.push(async () => grpc.forceShutdown());
     let http: ReturnType<ReturnType<typeof adminApp>["listen"]>;
     try {
-      http = adminApp(auth, keys, health).listen({
+      http = adminApp(auth, keys, health, metrics).listen({
         hostname: config.httpHost,
         port: config.httpPort,
         // Elysia asks Bun for SO_REUSEPORT by default, which lets a second KMS bind a port in use and share its

@@ -2,7 +2,7 @@
  * The KMS's role matrix (docs/kms.md "Methods and roles"; @svc/auth's policy rows kms.keys.manage, kms.keys.use,
  * kms.pubkey.read): every method called by a token of each role, over TLS with the exported CA. An allowed call
  * succeeds; a refused one is PERMISSION_DENIED and recorded as a permission-denied event naming the method, the
- * operation and the caller. Also here: SVC_KMS_TLS=false serves plaintext (a TLS client fails with
+ * operation and the caller; the admin port's /metrics counts each method's calls by the status sent. Also here: SVC_KMS_TLS=false serves plaintext (a TLS client fails with
  * SDK_TLS_HANDSHAKE_FAILED), and a KMS process on a taken admin port exits 1 naming the port.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { status } from "@grpc/grpc-js";
 import { type AuditRecord, parseRecordLine } from "@svc/audit-record";
+import { metricValue } from "@svc/component-runtime/testing";
 import { KeyKind, KmsServiceService } from "@svc/proto";
 import { createClient, SdkError, type SvcClient } from "@svc/sdk";
 import { randomName, rejectionOf, type SeededRealm, seedTestRealm, stackEnv } from "@svc/testkit";
@@ -162,6 +163,23 @@ describe("role matrix", () => {
     expect(perCall("Encrypt", "svc-app")).toBe(0);
     expect(perCall("GetPublicKey", "svc-app")).toBe(1);
     expect(denials.length).toBe(refused.length);
+
+    // /metrics (public on the admin port) counts every call by the status sent: the matrix's allowed calls (plus the
+    // set-up calls above) as OK, its refusals as PERMISSION_DENIED
+    const ca = readFileSync(join(dir, "kms-root-ca.pem"), "utf8");
+    const scrape = await fetch(`https://localhost:${kms.httpPort}/metrics`, { tls: { ca } });
+    expect(scrape.status).toBe(200);
+    const text = await scrape.text();
+    const setUp: Record<string, number> = { GenerateKey: 2, Encrypt: 1, Sign: 1 };
+    const counted = (method: string, code: string) =>
+      metricValue(text, "svc_grpc_server_calls_total", { method: `/svc.kms.v1.KmsService/${method}`, code }) ?? 0;
+    for (const [method, , allowed] of matrix) {
+      expect({ method, ok: counted(method, "OK"), denied: counted(method, "PERMISSION_DENIED") }).toEqual({
+        method,
+        ok: allowed.length + (setUp[method] ?? 0),
+        denied: refused.filter((refusal) => refusal.method === method).length,
+      });
+    }
 
     // Seal and RevokeKey for keymanager last: they change what the other calls would see.
     expect((await manager.kmsRevokeKey({ name: "ed" })).key?.name).toBe("ed");
