@@ -28,6 +28,11 @@ export interface SealedBatch {
   events: IndexedEvent[];
   /** Lines that are not an indexable record (kept in the object, not in the index). */
   unindexable: number;
+  /**
+   * Whether some line holds a backslash. Without one no JSON string in the batch had an escape, so no index string
+   * holds a quote or a backslash and the array literals need no escaping (`textArrayLiteral`).
+   */
+  backslashes: boolean;
   /** Lines in the object. */
   records: number;
   minTime: string | undefined;
@@ -55,6 +60,7 @@ export class PartitionBatch {
   private readonly events: IndexedEvent[] = [];
   private readonly ids = new Set<string>();
   private unindexable = 0;
+  private backslashes = false;
   private firstOffset = -1n;
   private lastOffset = -1n;
   private firstTimestampMs = 0;
@@ -86,6 +92,7 @@ export class PartitionBatch {
       this.firstTimestampMs = timestampMs;
     }
     this.lastOffset = offset;
+    if (!this.backslashes && value.includes(0x5c)) this.backslashes = true;
     const fields = indexFields(value);
     if (fields === undefined) {
       this.unindexable += 1;
@@ -128,6 +135,7 @@ export class PartitionBatch {
       body,
       events: this.events,
       unindexable: this.unindexable,
+      backslashes: this.backslashes,
       records: this.count,
       minTime: this.minTime,
       maxTime: this.maxTime,

@@ -7,10 +7,13 @@
 
 const NEEDS_ESCAPE = /["\\]/;
 
-/** `{"v1","v2",…}`: every element quoted (so `NULL`, empty strings and spaces stay text), `"` and `\` escaped. */
-export function textArrayLiteral(values: readonly string[]): string {
+/**
+ * `{"v1","v2",…}`: every element quoted (so `NULL`, empty strings and spaces stay text), `"` and `\` escaped.
+ * `mayNeedEscape` false (the caller knows no element holds either) skips the check.
+ */
+export function textArrayLiteral(values: readonly string[], mayNeedEscape = true): string {
   if (values.length === 0) return "{}";
-  if (!NEEDS_ESCAPE.test(values.join(""))) return `{"${values.join('","')}"}`;
+  if (!mayNeedEscape || !NEEDS_ESCAPE.test(values.join(""))) return `{"${values.join('","')}"}`;
   return `{${values.map((value) => `"${value.replace(/["\\]/g, "\\$&")}"`).join(",")}}`;
 }
 

@@ -64,7 +64,11 @@ export async function writeBatchIndex(
       let inserted = 0;
       for (let start = 0; start < events.length; start += EVENTS_PER_STATEMENT) {
         const chunk = events.slice(start, start + EVENTS_PER_STATEMENT);
-        const text = (key: TextColumn) => textArrayLiteral(chunk.map((event) => event[key]));
+        const text = (key: TextColumn) =>
+          textArrayLiteral(
+            chunk.map((event) => event[key]),
+            batch.backslashes,
+          );
         const integer = (key: "byte_start" | "byte_length") => integerArrayLiteral(chunk.map((event) => event[key]));
         const [counted] = await tx`
           WITH input AS (

@@ -52,6 +52,17 @@ describe("PartitionBatch", () => {
     expect(sealed.events.length).toBe(20);
   });
 
+  test("backslashes: set once a line holds one (only then can an index string hold a quote or a backslash)", () => {
+    const batch = new PartitionBatch("t", 0);
+    batch.add(line("plain"), 0n, 0, 1);
+    expect(batch.seal().backslashes).toBe(false);
+    const quoted = JSON.parse(recordLine("q", "t1", "2026-11-23T09:15:00Z"));
+    batch.add(Buffer.from(JSON.stringify({ ...quoted, action: 'say "hi"' })), 1n, 0, 1);
+    const sealed = batch.seal();
+    expect(sealed.backslashes).toBe(true);
+    expect(sealed.events.at(-1)?.action).toBe('say "hi"');
+  });
+
   test("closes by bytes, records and age", () => {
     const batch = new PartitionBatch("t", 0);
     batch.add(line("a"), 0n, 0, 1_000);
