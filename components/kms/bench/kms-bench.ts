@@ -1,11 +1,14 @@
 // `bun run bench:kms [--seconds 10] [--concurrency 64] [--channels 2] [--rounds 1] [--clients sdk,h2load]`:
 // the KMS's goals (issue 11) on this machine.
 // Workload: a real KMS (src/main.ts: TLS on, auth on against a Keycloak realm of its own, PostgreSQL key store in a
-// schema of its own), restarted --rounds times, loaded by each of --clients: `sdk` = @svc/sdk clients in this Bun process (what a Bun user sees), `h2load` = nghttp2's h2load
-// replaying one request body (a ceiling probe, not a gRPC client: see h2load-load.ts). All over TLS (the SDK checks
-// the exported CA), with a keymanager token; Encrypt of a 4 KiB payload, then Decrypt of a 4 KiB ciphertext, each for --seconds with
-// --concurrency calls in flight over --channels HTTP/2 connections. CPU per call of the KMS (from /proc) and of the client. Unseal at start: the KMS's own measure (scrypt + unwrap, logged as unsealMs) at a restart
-// of a bootstrapped store.
+// schema of its own), restarted --rounds times, loaded by each of --clients: `sdk` = @svc/sdk clients in this Bun
+// process (what a Bun user sees), `h2load` = nghttp2's h2load replaying one request body (a ceiling probe, not a gRPC
+// client: see h2load-load.ts). All over TLS (the SDK checks the exported CA), with a keymanager token; Encrypt of a
+// 4 KiB payload, then Decrypt of a 4 KiB ciphertext, each for --seconds with --concurrency calls in flight over
+// --channels HTTP/2 connections. Per row: CPU per call of the KMS (from /proc) and of the client, and the KMS's own
+// count of the calls by status code (its /metrics, server-calls.ts): a row whose client counted more successes than
+// the KMS answered OK, or any call of which the KMS refused, is INVALID and the bench exits 1. Unseal at start: the
+// KMS's own measure (scrypt + unwrap, logged as unsealMs) at a restart of a bootstrapped store.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -15,6 +18,7 @@ import { ensureTool, randomName, seedTestRealm, stackEnv } from "@svc/testkit";
 import { SQL } from "bun";
 import { accessToken, grantRole } from "../test/support/kms-fixture.ts";
 import { runH2load } from "./h2load-load.ts";
+import { checkServerCalls, serverCalls } from "./server-calls.ts";
 
 function flag(name: string, fallback: number): number {
   const index = process.argv.indexOf(`--${name}`);
@@ -35,9 +39,13 @@ const rounds = flag("rounds", 1);
 const clientKinds = listFlag("clients", "sdk,h2load");
 if (clientKinds.some((kind) => !["sdk", "h2load"].includes(kind))) throw new Error("--clients: sdk,h2load");
 
+const SERVICE = "/svc.kms.v1.KmsService";
+
 interface Started {
   child: ReturnType<typeof Bun.spawn>;
   grpcPort: number;
+  /** The admin HTTPS port: /metrics, the KMS's own count of the calls by status code. */
+  httpPort: number;
   unsealMs: number;
   spawnToServingMs: number;
 }
@@ -60,7 +68,7 @@ async function startKms(env: Record<string, string>): Promise<Started> {
     buffered += decoder.decode(value, { stream: true });
     const line = buffered.split("\n").find((candidate) => candidate.includes('"kms started"'));
     if (!line) continue;
-    const fields = JSON.parse(line) as { grpcPort: number; unsealMs: number };
+    const fields = JSON.parse(line) as { grpcPort: number; httpPort: number; unsealMs: number };
     // keep draining the KMS's log so its stderr never blocks it
     void (async () => {
       while (!(await reader.read()).done) {}
@@ -68,6 +76,7 @@ async function startKms(env: Record<string, string>): Promise<Started> {
     return {
       child,
       grpcPort: fields.grpcPort,
+      httpPort: fields.httpPort,
       unsealMs: fields.unsealMs,
       spawnToServingMs: performance.now() - spawnedAt,
     };
@@ -91,6 +100,10 @@ async function cpuSecondsOf(pid: number): Promise<number> {
 /** CPU seconds the KMS process used so far. */
 const kmsCpuSeconds = (kms: Started) => cpuSecondsOf(kms.child.pid);
 
+/** The KMS's calls of `method` so far by status code, from its /metrics (TLS checked against the exported CA). */
+const kmsCalls = async (kms: Started, method: string) =>
+  serverCalls(`https://127.0.0.1:${kms.httpPort}/metrics`, await Bun.file(join(dir, "ca.pem")).text(), method);
+
 interface Row {
   name: string;
   calls: number;
@@ -98,6 +111,11 @@ interface Row {
   p50: string;
   p99: string;
   errors: number;
+  /** Calls the KMS answered OK during the row (its /metrics), and the other codes it sent. */
+  serverOk: number;
+  serverOther: string;
+  /** The KMS answered OK at least every call the client counted, and refused none (server-calls.ts). */
+  valid: boolean;
   /** Cores the KMS process kept busy. */
   serverCores: string;
   clientCores: string;
@@ -106,11 +124,12 @@ interface Row {
 }
 
 async function load(
-  name: string,
+  method: string,
   kms: Started,
   clients: SvcClient[],
   call: (client: SvcClient) => Promise<unknown>,
 ): Promise<Row> {
+  const callsBefore = await kmsCalls(kms, `${SERVICE}/${method}`);
   const serverCpuBefore = await kmsCpuSeconds(kms);
   const clientCpuBefore = process.cpuUsage();
   const latencies: number[] = [];
@@ -135,14 +154,23 @@ async function load(
   const serverCpu = (await kmsCpuSeconds(kms)) - serverCpuBefore;
   const clientUsage = process.cpuUsage(clientCpuBefore);
   const clientCpu = (clientUsage.user + clientUsage.system) / 1e6;
+  const server = checkServerCalls(
+    callsBefore,
+    await kmsCalls(kms, `${SERVICE}/${method}`),
+    latencies.length,
+    concurrency,
+  );
   latencies.sort((a, b) => a - b);
   return {
-    name,
+    name: `${method} 4 KiB`,
     calls: latencies.length,
     perSecond: Math.round(latencies.length / elapsed),
     p50: percentile(latencies, 0.5).toFixed(2),
     p99: percentile(latencies, 0.99).toFixed(2),
     errors,
+    serverOk: server.ok,
+    serverOther: server.other,
+    valid: server.valid,
     // CPU cores busy on average: the KMS process and this client process (2 cores on the machine, shared)
     serverCores: (serverCpu / elapsed).toFixed(2),
     clientCores: (clientCpu / elapsed).toFixed(2),
@@ -153,17 +181,17 @@ async function load(
 
 /** The same call's request body sent by h2load (a ceiling probe: see h2load-load.ts). */
 async function loadH2load(
-  name: string,
+  method: string,
   kms: Started,
   h2load: string,
   headers: Record<string, string>,
-  method: string,
   message: Uint8Array,
 ): Promise<Row> {
+  const callsBefore = await kmsCalls(kms, `${SERVICE}/${method}`);
   const serverCpuBefore = await kmsCpuSeconds(kms);
   const result = await runH2load({
     h2load,
-    url: `https://127.0.0.1:${kms.grpcPort}/svc.kms.v1.KmsService/${method}`,
+    url: `https://127.0.0.1:${kms.grpcPort}${SERVICE}/${method}`,
     message,
     headers,
     seconds,
@@ -172,14 +200,18 @@ async function loadH2load(
     dir,
   });
   const serverCpu = (await kmsCpuSeconds(kms)) - serverCpuBefore;
+  const server = checkServerCalls(callsBefore, await kmsCalls(kms, `${SERVICE}/${method}`), result.calls, concurrency);
   const calls = Math.max(1, result.calls);
   return {
-    name,
+    name: `${method} 4 KiB`,
     calls: result.calls,
     perSecond: result.perSecond,
     p50: `mean ${result.meanMs.toFixed(2)}`,
     p99: `max ${result.maxMs.toFixed(0)}`,
     errors: result.errors,
+    serverOk: server.ok,
+    serverOther: server.other,
+    valid: server.valid,
     serverCores: (serverCpu / result.elapsedSeconds).toFixed(2),
     clientCores: (result.cpuSeconds / result.elapsedSeconds).toFixed(2),
     serverUsPerCall: Math.round((serverCpu * 1e6) / calls),
@@ -246,16 +278,12 @@ try {
       rows.push({
         ...tag,
         client: "sdk",
-        ...(await load("Encrypt 4 KiB", kms, clients, (client) =>
-          client.kmsEncrypt({ name: "bench", plaintext: payload }),
-        )),
+        ...(await load("Encrypt", kms, clients, (client) => client.kmsEncrypt({ name: "bench", plaintext: payload }))),
       });
       rows.push({
         ...tag,
         client: "sdk",
-        ...(await load("Decrypt 4 KiB", kms, clients, (client) =>
-          client.kmsDecrypt({ name: "bench", ciphertext: sealed }),
-        )),
+        ...(await load("Decrypt", kms, clients, (client) => client.kmsDecrypt({ name: "bench", ciphertext: sealed }))),
       });
     }
     for (const client of clients) client.close();
@@ -274,12 +302,12 @@ try {
       rows.push({
         ...tag,
         client: "h2load",
-        ...(await loadH2load("Encrypt 4 KiB", kms, h2load, headers, "Encrypt", encrypt)),
+        ...(await loadH2load("Encrypt", kms, h2load, headers, encrypt)),
       });
       rows.push({
         ...tag,
         client: "h2load",
-        ...(await loadH2load("Decrypt 4 KiB", kms, h2load, headers, "Decrypt", decrypt)),
+        ...(await loadH2load("Decrypt", kms, h2load, headers, decrypt)),
       });
     }
     await stopKms(kms);
@@ -300,6 +328,9 @@ try {
       "p99 ms": row.p99,
       calls: row.calls,
       errors: row.errors,
+      "KMS OK": row.serverOk,
+      "KMS other codes": row.serverOther,
+      valid: row.valid ? "yes" : "NO",
       "KMS cores": row.serverCores,
       "KMS µs CPU/call": row.serverUsPerCall,
       "client cores": row.clientCores,
@@ -320,6 +351,12 @@ try {
       "goal ≤ 1000 ms": restart.unsealMs <= 1000 ? "met" : "NOT met",
     })),
   ]);
+  const invalid = rows.filter((row) => !row.valid);
+  if (invalid.length > 0) {
+    const named = invalid.map((row) => `${row.client} ${row.name} (round ${row.round})`).join("; ");
+    console.error(`INVALID: the KMS did not answer OK every call its client counted, or refused some: ${named}`);
+    process.exitCode = 1;
+  }
 } finally {
   if (running) await stopKms(running);
   await sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => {});
