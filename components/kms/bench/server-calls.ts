@@ -2,10 +2,11 @@
 // (svc_grpc_server_calls_total{method, code}: the status each call was actually sent). A client that reads no gRPC
 // status (h2load) counts a refused call (UNAUTHENTICATED, PERMISSION_DENIED, INVALID_ARGUMENT, …: all HTTP 200 with
 // grpc-status in the trailers) as a success; the row is valid only when the KMS answered OK at least as many calls
-// as the client counted and refused none. The only other codes allowed are those of the calls in flight when a
-// client's duration ended (at most its in-flight count): CANCELLED, or UNIMPLEMENTED — grpc-js's answer to a unary
-// stream closed before its message arrived, which is what h2load leaves when it stops (measured: OK beyond h2load's
-// count plus UNIMPLEMENTED came to exactly the 64 in flight).
+// as the client counted and refused none. The calls in flight when a client's duration ended (at most its in-flight
+// count) may be answered OK after it stopped counting, CANCELLED, or UNIMPLEMENTED — grpc-js's answer to a unary
+// stream closed before its message, which h2load leaves when it stops (with a server interceptor counting them, OK
+// beyond h2load's count plus UNIMPLEMENTED came to exactly the 64 in flight; the KMS's handler-level count does not
+// see those that never reached a handler).
 import { status } from "@grpc/grpc-js";
 import { metricValue } from "@svc/component-runtime/testing";
 

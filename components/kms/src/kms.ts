@@ -2,7 +2,6 @@ import { Server, ServerCredentials } from "@grpc/grpc-js";
 import { type AuditEmitter, createAuditEmitter } from "@svc/audit-emitter";
 import { createAuthCore } from "@svc/auth";
 import { bindGrpcServer, type RunnableService, stopGrpcServer } from "@svc/common";
-import { grpcServerMetrics } from "@svc/component-runtime/grpc-metrics";
 import { grpcHealth, HealthState } from "@svc/health";
 import { HealthService, KmsServiceService } from "@svc/proto";
 import { SQL } from "bun";
@@ -10,6 +9,7 @@ import type { Logger } from "pino";
 import { Registry } from "prom-client";
 import { adminApp } from "./admin-app.ts";
 import { bootstrapStore } from "./bootstrap-store.ts";
+import { countUnaryCalls } from "./call-metrics.ts";
 import { issueServerCertificate, type ServerCertificate } from "./certificates.ts";
 import type { KmsConfig } from "./config.ts";
 import { KmsError } from "./errors.ts";
@@ -110,10 +110,11 @@ export async function startKms(config: KmsConfig, options: { logger: Logger }): 
       holder: () => undefined,
       term: () => undefined,
     });
-    // gRPC calls by method and the status actually sent (auth refusals included), served on the admin port's /metrics
+    // gRPC calls by method and the status answered (auth refusals included), served on the admin port's /metrics
     const metrics = new Registry();
-    const grpc = new Server({ interceptors: [grpcServerMetrics(metrics)] });
-    grpc.addService(KmsServiceService, kmsServiceImplementation({ auth, keys, vault, emitter, unseal, logger }));
+    const grpc = new Server();
+    const service = kmsServiceImplementation({ auth, keys, vault, emitter, unseal, logger });
+    grpc.addService(KmsServiceService, countUnaryCalls(metrics, KmsServiceService, service));
     grpc.addService(HealthService, grpcHealth(health, ["svc.kms.v1.KmsService"]));
     const credentials = certificate
       ? ServerCredentials.createSsl(
