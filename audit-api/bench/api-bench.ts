@@ -346,18 +346,19 @@ try {
           Bun.spawnSync(["python3", "-m", "venv", VENV]);
           Bun.spawnSync([join(VENV, "bin/pip"), "install", "-q", `duckdb==${DUCKDB_VERSION}`]);
         }
-        const script = `
-  import duckdb, sys, time
-  con = duckdb.connect()
-  q = """SELECT count(*) FROM read_json('${join(dir, "objects")}/*.jsonl', format='newline_delimited')
-         WHERE tenant_id = ? AND time >= ?::TIMESTAMPTZ AND time < ?::TIMESTAMPTZ"""
-  args = ['${tenant}', '${iso(REAL_START + 1_000)}', '${iso(REAL_START + REAL_SPAN_MS - 1_000)}']
-  best = None
-  for _ in range(3):
-      t = time.perf_counter(); n = con.execute(q, args).fetchone()[0]; d = time.perf_counter() - t
-      best = d if best is None or d < best else best
-  print(n, best * 1000)
-  `;
+        // Python is indented by meaning: the script's lines are joined, not indented with the TypeScript around it.
+        const script = [
+          "import duckdb, sys, time",
+          "con = duckdb.connect()",
+          `q = """SELECT count(*) FROM read_json('${join(dir, "objects")}/*.jsonl', format='newline_delimited')`,
+          `       WHERE tenant_id = ? AND time >= ?::TIMESTAMPTZ AND time < ?::TIMESTAMPTZ"""`,
+          `args = ['${tenant}', '${iso(REAL_START + 1_000)}', '${iso(REAL_START + REAL_SPAN_MS - 1_000)}']`,
+          "best = None",
+          "for _ in range(3):",
+          "    t = time.perf_counter(); n = con.execute(q, args).fetchone()[0]; d = time.perf_counter() - t",
+          "    best = d if best is None or d < best else best",
+          "print(n, best * 1000)",
+        ].join("\n");
         const run = Bun.spawnSync([python, "-c", script]);
         const [n, best] = run.stdout.toString().trim().split(" ");
         if (run.exitCode === 0) {
@@ -367,7 +368,10 @@ try {
             `count ${n}`,
           ]);
         } else {
+          // The peer's row is part of the result: a failed peer shows in the table and the exit code, not only in a log.
           log(`duckdb failed: ${run.stderr.toString().slice(0, 500)}`);
+          results.push(["DuckDB read_json count of the same records", "FAILED", "see the log above"]);
+          process.exitCode = 1;
         }
       }
     }
