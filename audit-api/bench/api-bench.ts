@@ -1,8 +1,10 @@
 /**
  * `bun run bench:api [--bulk-events N] [--real-events M] [--seconds S] [--concurrency C] [--no-duckdb]
- * [--fresh-rate R] [--fresh-seconds F] [--object-cache-mib C] [--export-only]` (F = 0: no freshness run; C: the
- * API's block cache for lists, SVC_AUDIT_API_OBJECT_CACHE_BYTES, default the API's 64; 0 = every page a GET;
- * `--export-only`: only the export section, and the freshness run unless F = 0): the audit API's goals of issue 8 on
+ * [--fresh-rate R] [--fresh-seconds F] [--object-cache-mib C] [--export-only] [--export-client curl|fetch]` (F = 0:
+ * no freshness run; C: the API's block cache for lists, SVC_AUDIT_API_OBJECT_CACHE_BYTES, default the API's 64;
+ * 0 = every page a GET; `--export-only`: only the export section, and the freshness run unless F = 0;
+ * `--export-client`: who reads the export — `curl` (default), a process of its own as a SIEM's client would be, or
+ * `fetch` in the bench's process, which then shares the API's JavaScript thread): the audit API's goals of issue 8 on
  * the local stack, with auth on (a Keycloak token of a realm seeded here):
  *
  * - total_count over N stored events (p50/p99, whole range with partial-minute ends; and with a principal filter),
@@ -43,8 +45,14 @@ const { values: args } = parseArgs({
     "fresh-seconds": { type: "string", default: "10" },
     "object-cache-mib": { type: "string" },
     "export-only": { type: "boolean", default: false },
+    "export-client": { type: "string", default: "curl" },
   },
 });
+const EXPORT_CLIENT = args["export-client"];
+if (EXPORT_CLIENT !== "curl" && EXPORT_CLIENT !== "fetch") {
+  console.error(`bench:api: --export-client is curl or fetch (got ${JSON.stringify(EXPORT_CLIENT)})`);
+  process.exit(2);
+}
 const BULK = Number(args["bulk-events"]);
 const REAL = Number(args["real-events"]);
 const SECONDS = Number(args.seconds);
@@ -71,6 +79,42 @@ const ms = (value: number) => `${value.toFixed(1)} ms`;
  */
 const section = (name: string) =>
   log(`section ${JSON.stringify(name)} at ${Math.round((performance.timeOrigin + performance.now()) * 1000)}`);
+
+/** One export read in the bench's own process (its JavaScript thread is the API's too). */
+async function exportWithFetch(url: string, head: Record<string, string>, body: string) {
+  const start = performance.now();
+  const response = await fetch(url, { method: "POST", headers: head, body });
+  if (response.status !== 200) throw new Error(`export answered ${response.status}: ${await response.text()}`);
+  let bytes = 0;
+  for await (const part of response.body as ReadableStream<Uint8Array>) bytes += part.length;
+  return { bytes, seconds: (performance.now() - start) / 1000 };
+}
+
+/** One export read by curl, a process of its own (as a SIEM's client would read it), the body counted and dropped. */
+async function exportWithCurl(url: string, head: Record<string, string>, body: string) {
+  // The headers (the bearer token among them) go through a file only this user reads, not the command line.
+  const headerFile = join(dir, "export-headers");
+  writeFileSync(
+    headerFile,
+    Object.entries(head)
+      .map(([name, value]) => `${name}: ${value}\n`)
+      .join(""),
+    { mode: 0o600 },
+  );
+  const command = ["curl", "-sS", "-o", "/dev/null", "-w", "%{http_code} %{size_download} %{time_total}", "-X", "POST"];
+  const child = Bun.spawn([...command, "-H", `@${headerFile}`, "--data-binary", body, url], {
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [out, err, code] = await Promise.all([
+    new Response(child.stdout).text(),
+    new Response(child.stderr).text(),
+    child.exited,
+  ]);
+  const [status, bytes, seconds] = out.trim().split(" ");
+  if (code !== 0 || status !== "200") throw new Error(`export through curl: exit ${code}, HTTP ${status}: ${err}`);
+  return { bytes: Number(bytes), seconds: Number(seconds) };
+}
 
 const sql = new SQL({ url: stack.postgresUrl, max: 4 });
 const s3 = new S3Client({
@@ -302,22 +346,19 @@ try {
     const exportPg = await apiBackendsCpu(sql);
     section("export");
     const exportCpu = process.cpuUsage();
+    const exportBody = JSON.stringify({ start_time: iso(REAL_START), end_time: iso(REAL_START + REAL_SPAN_MS) });
     for (let run = 0; run < 3; run++) {
-      const exportStart = performance.now();
-      const response = await fetch(`${base}/v2/audit/events/export`, {
-        method: "POST",
-        headers: headers(tenant),
-        body: JSON.stringify({ start_time: iso(REAL_START), end_time: iso(REAL_START + REAL_SPAN_MS) }),
-      });
-      let bytes = 0;
-      for await (const part of response.body as ReadableStream<Uint8Array>) bytes += part.length;
-      exportRuns.push({ bytes, seconds: (performance.now() - exportStart) / 1000 });
+      exportRuns.push(
+        EXPORT_CLIENT === "curl"
+          ? await exportWithCurl(`${base}/v2/audit/events/export`, headers(tenant), exportBody)
+          : await exportWithFetch(`${base}/v2/audit/events/export`, headers(tenant), exportBody),
+      );
     }
     section("");
     const rate = (r: { bytes: number; seconds: number }) => r.bytes / 1048576 / r.seconds;
     const best = exportRuns.reduce((a, b) => (rate(b) > rate(a) ? b : a));
     results.push([
-      `export (REST stream, ${(best.bytes / 1048576).toFixed(1)} MiB, best of 3)`,
+      `export (REST stream to ${EXPORT_CLIENT}, ${(best.bytes / 1048576).toFixed(1)} MiB, best of 3)`,
       `${rate(best).toFixed(1)} MiB/s`,
       `${best.seconds.toFixed(2)} s (all: ${exportRuns.map((r) => rate(r).toFixed(1)).join(", ")} MiB/s)`,
     ]);
