@@ -2,7 +2,7 @@ import { expect, test } from "bun:test";
 import { describeWithServers, waitFor } from "@svc/testkit";
 import type { BatchWritten } from "../index.ts";
 import { faultHarness } from "./fault-harness.ts";
-import { indexFacts, makeLines } from "./helpers.ts";
+import { makeLines, waitAllIndexed } from "./helpers.ts";
 
 describeWithServers("queue-consumer with a private Kafka broker (restarted)", () => {
   const harness = faultHarness(["kafka"]);
@@ -18,14 +18,7 @@ describeWithServers("queue-consumer with a private Kafka broker (restarted)", ()
     await harness.server.stop();
     await harness.server.start();
     await harness.producer.send(names.topic, lines.slice(1000));
-    const facts = await waitFor(
-      "every id indexed",
-      async () => {
-        const f = await indexFacts(sql, names.schema);
-        return f.distinctIds >= lines.length ? f : undefined;
-      },
-      { timeoutMs: 90_000 },
-    );
+    const facts = await waitAllIndexed(sql, names.schema, lines.length, 90_000);
     expect(facts).toMatchObject({ events: 2000, distinctIds: 2000, counted: 2000 });
   }, 180_000);
 });

@@ -2,7 +2,7 @@ import { expect, test } from "bun:test";
 import { describeWithServers, waitFor } from "@svc/testkit";
 import type { BatchWritten, QueueConsumerError } from "../index.ts";
 import { faultHarness } from "./fault-harness.ts";
-import { indexFacts, makeLines } from "./helpers.ts";
+import { makeLines, waitAllIndexed } from "./helpers.ts";
 
 describeWithServers("queue-consumer with a private MinIO (stopped and started again)", () => {
   const harness = faultHarness(["minio"]);
@@ -43,14 +43,7 @@ describeWithServers("queue-consumer with a private MinIO (stopped and started ag
 
     await harness.server.start();
     await harness.producer.send(names.topic, lines.slice(2000));
-    const facts = await waitFor(
-      "every id indexed",
-      async () => {
-        const f = await indexFacts(sql, names.schema);
-        return f.distinctIds >= lines.length ? f : undefined;
-      },
-      { timeoutMs: 60_000 },
-    );
+    const facts = await waitAllIndexed(sql, names.schema, lines.length, 60_000);
     expect(facts).toMatchObject({ events: 3000, distinctIds: 3000, counted: 3000 });
   }, 150_000);
 
@@ -87,14 +80,7 @@ describeWithServers("queue-consumer with a private MinIO (stopped and started ag
       process.kill(pid, "SIGCONT");
     }
     await harness.producer.send(names.topic, lines.slice(900));
-    const facts = await waitFor(
-      "every id indexed",
-      async () => {
-        const f = await indexFacts(sql, names.schema);
-        return f.distinctIds >= lines.length ? f : undefined;
-      },
-      { timeoutMs: 60_000 },
-    );
+    const facts = await waitAllIndexed(sql, names.schema, lines.length, 60_000);
     expect(facts).toMatchObject({ events: 1200, distinctIds: 1200, counted: 1200 });
     await consumer.stop();
   }, 150_000);

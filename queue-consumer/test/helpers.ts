@@ -1,6 +1,6 @@
 import { ListObjectVersionsCommand, type ObjectVersion, S3Client } from "@aws-sdk/client-s3";
 import { Admin, Producer } from "@platformatic/kafka";
-import { bucketPrefix, randomName, stackEnv, topicName } from "@svc/testkit";
+import { bucketPrefix, randomName, stackEnv, topicName, waitFor } from "@svc/testkit";
 import type { SQL } from "bun";
 import { parseQueueConsumerConfig, type QueueConsumerConfig } from "../index.ts";
 
@@ -207,6 +207,23 @@ export async function indexFacts(sql: SQL, schema: string) {
     counted: (counts as { n: number }).n,
     objects: (objects as { n: number }).n,
   };
+}
+
+/** Waits until the index holds `count` distinct ids (none lost), then answers its facts for exact checks. */
+export async function waitAllIndexed(
+  sql: SQL,
+  schema: string,
+  count: number,
+  timeoutMs: number,
+): Promise<Awaited<ReturnType<typeof indexFacts>>> {
+  return await waitFor(
+    "every id indexed",
+    async () => {
+      const facts = await indexFacts(sql, schema);
+      return facts.distinctIds >= count ? facts : undefined;
+    },
+    { timeoutMs },
+  );
 }
 
 export async function indexedIds(sql: SQL, schema: string): Promise<Set<string>> {

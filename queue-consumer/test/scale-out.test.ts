@@ -7,11 +7,11 @@ import {
   createTopic,
   deleteTopic,
   dropSchema,
-  indexFacts,
   makeLines,
   stackAddresses,
   TestProducer,
   testNames,
+  waitAllIndexed,
 } from "./helpers.ts";
 
 const addresses = stackAddresses();
@@ -67,14 +67,7 @@ describe("two replicas in one group", () => {
     await a.stop();
     await waitFor("b owns 6", async () => (partitionsOf(b).length === 6 ? true : undefined), { timeoutMs: 30_000 });
     await sending;
-    const facts = await waitFor(
-      "every id indexed",
-      async () => {
-        const f = await indexFacts(sql, names.schema);
-        return f.distinctIds >= lines.length ? f : undefined;
-      },
-      { timeoutMs: 40_000 },
-    );
+    const facts = await waitAllIndexed(sql, names.schema, lines.length, 40_000);
     expect(facts).toMatchObject({ events: 4000, distinctIds: 4000, counted: 4000 });
     // b wrote batches of partitions that were a's.
     const handedOver = new Set(writtenByB.map((w) => w.partition).filter((p) => split.pa.includes(p)));
