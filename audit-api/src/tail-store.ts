@@ -20,12 +20,17 @@ export interface TailRecord {
 }
 
 /**
- * The records above each partition's `marks.indexed_through` (docs/audit-storage.md, "Freshness"), by tenant.
- * `add` keeps a line the writer would index; `advanceMarks` drops what the index now holds; `snapshot` answers a
- * query's part of the tail in the index's `(time, id)` order, one record per `(time, id)`.
+ * The records above each partition's `marks.indexed_through` (docs/audit-storage.md, "Freshness"), by tenant and by
+ * (tenant, principal), each list kept in the index's `(time, id)` order as records arrive (mostly in order: an
+ * append; a late one is inserted after its equals). `add` keeps a line the writer would index; `advanceMarks` drops
+ * what the index now holds from both; `snapshot` binary-searches the query's time range in the principal's list (a
+ * principal filter) or the tenant's, filters the rest and answers one record per `(time, id)`: its cost follows
+ * the range, not the tail's size.
  */
 export class TailStore {
   private readonly byTenant = new Map<string, TailRecord[]>();
+  /** The same records again, per tenant then principal. */
+  private readonly byPrincipal = new Map<string, Map<string, TailRecord[]>>();
   private readonly marks = new Map<number, bigint>();
   private count = 0;
 
@@ -63,8 +68,16 @@ export class TailStore {
       line,
     };
     const list = this.byTenant.get(record.tenantId);
-    if (list) list.push(record);
+    if (list) insertSorted(list, record);
     else this.byTenant.set(record.tenantId, [record]);
+    let principals = this.byPrincipal.get(record.tenantId);
+    if (!principals) {
+      principals = new Map();
+      this.byPrincipal.set(record.tenantId, principals);
+    }
+    const own = principals.get(record.principalId);
+    if (own) insertSorted(own, record);
+    else principals.set(record.principalId, [record]);
     this.count++;
     return true;
   }
@@ -80,28 +93,68 @@ export class TailStore {
       }
     }
     if (!raised) return;
+    const above = (r: TailRecord) => r.offset > (this.marks.get(r.partition) ?? -1n);
     for (const [tenant, list] of this.byTenant) {
-      const kept = list.filter((r) => r.offset > (this.marks.get(r.partition) ?? -1n));
+      const kept = list.filter(above);
       this.count -= list.length - kept.length;
       if (kept.length === 0) this.byTenant.delete(tenant);
       else if (kept.length !== list.length) this.byTenant.set(tenant, kept);
+    }
+    for (const [tenant, principals] of this.byPrincipal) {
+      for (const [principal, list] of principals) {
+        const kept = list.filter(above);
+        if (kept.length === 0) principals.delete(principal);
+        else if (kept.length !== list.length) principals.set(principal, kept);
+      }
+      if (principals.size === 0) this.byPrincipal.delete(tenant);
     }
   }
 
   /** The tenant's tail records matching `query`, sorted by `(time, id)`, one per `(time, id)`. */
   snapshot(tenantId: string, query: AuditQuery): TailRecord[] {
-    const list = this.byTenant.get(tenantId);
+    const list =
+      query.principalId === undefined
+        ? this.byTenant.get(tenantId)
+        : this.byPrincipal.get(tenantId)?.get(query.principalId);
     if (!list) return [];
-    const matching = list.filter(
-      (r) =>
-        compareUtc(r.time, query.start) >= 0 &&
-        compareUtc(r.time, query.end) < 0 &&
-        (query.principalId === undefined || r.principalId === query.principalId) &&
+    const from = firstAt(list, (r) => compareUtc(r.time, query.start) >= 0);
+    const to = firstAt(list, (r) => compareUtc(r.time, query.end) >= 0, from);
+    const matching: TailRecord[] = [];
+    for (let i = from; i < to; i++) {
+      const r = list[i] as TailRecord;
+      if (
         (query.action === undefined || r.action === query.action) &&
         (query.result === undefined || r.result === query.result) &&
-        (query.resourcePrefix === undefined || r.resource.startsWith(query.resourcePrefix)),
-    );
-    matching.sort(compareTimeId);
-    return matching.filter((r, i) => i === 0 || compareTimeId(r, matching[i - 1] as TailRecord) !== 0);
+        (query.resourcePrefix === undefined || r.resource.startsWith(query.resourcePrefix)) &&
+        (matching.length === 0 || compareTimeId(r, matching[matching.length - 1] as TailRecord) !== 0)
+      )
+        matching.push(r);
+    }
+    return matching;
   }
+}
+
+/** The first index of `list` from `low` where `reached` holds (it holds from some index on), or `list.length`. */
+function firstAt(list: readonly TailRecord[], reached: (r: TailRecord) => boolean, low = 0): number {
+  let high = list.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if (reached(list[mid] as TailRecord)) high = mid;
+    else low = mid + 1;
+  }
+  return low;
+}
+
+/** Inserts `record` into `list` (in `(time, id)` order) after every record that sorts before or with it. */
+function insertSorted(list: TailRecord[], record: TailRecord): void {
+  const last = list[list.length - 1];
+  if (last === undefined || compareTimeId(last, record) <= 0) {
+    list.push(record);
+    return;
+  }
+  list.splice(
+    firstAt(list, (r) => compareTimeId(r, record) > 0),
+    0,
+    record,
+  );
 }
