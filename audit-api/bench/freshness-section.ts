@@ -1,4 +1,5 @@
-import { Admin, Producer } from "@platformatic/kafka";
+import { join } from "node:path";
+import { Admin } from "@platformatic/kafka";
 import { randomName, stackEnv } from "@svc/testkit";
 import { pino } from "pino";
 import { parseAuditApiConfig, startAuditApi } from "../index.ts";
@@ -26,17 +27,17 @@ export interface FreshnessResult {
 const PROBE_EVERY = 100;
 
 /**
- * Freshness under load: records produced to a topic of its own at `rate` per second (the producer stands in for
- * the agent; each record's `time` is when it was handed to the producer), an API replica with the tail on that
- * topic, and a poller asking `list_events` (REST, auth on) every 20 ms for the probe records (1 in 100, their own
- * principal): written → first listed, per probe.
+ * Freshness under load: records produced to a topic of its own at `rate` per second by a process of its own
+ * (freshness-producer.ts, standing in for the agent, which is another process in production: this process's
+ * JavaScript thread runs only the API and the poller), an API replica with the tail on that topic, and a poller
+ * asking `list_events` (REST, auth on) every 20 ms for the probe records (1 in 100, their own principal): written
+ * (the probe's `time`, when it was handed to the producer) → first listed, per probe, in epoch ms.
  */
 export async function measureFreshness(options: FreshnessOptions): Promise<FreshnessResult> {
   const stack = stackEnv();
   const topic = randomName("bench-api-fresh");
   const admin = new Admin({ clientId: "bench-api", bootstrapBrokers: stack.kafkaBrokers });
   await admin.createTopics({ topics: [topic], partitions: 6, replicas: 1 });
-  const producer = new Producer({ clientId: "bench-api", bootstrapBrokers: stack.kafkaBrokers, acks: -1 });
   const api = await startAuditApi(
     parseAuditApiConfig({
       ...options.apiEnv,
@@ -52,6 +53,7 @@ export async function measureFreshness(options: FreshnessOptions): Promise<Fresh
   const from = new Date(start - 60_000).toISOString();
   let producing = true;
   let produced = 0;
+  let producerCpuMs = 0;
   const poller = (async () => {
     while (producing || seen.size < written.size) {
       const response = await fetch(`http://127.0.0.1:${api.restPort}/v2/audit/events`, {
@@ -64,52 +66,62 @@ export async function measureFreshness(options: FreshnessOptions): Promise<Fresh
           page_size: 10_000,
         }),
       });
-      const now = performance.now();
+      const now = Date.now();
       const body = (await response.json()) as { events: { id: string }[] };
       for (const event of body.events) if (!seen.has(event.id)) seen.set(event.id, now);
       if (!producing && Date.now() - start > (options.seconds + 10) * 1000) break;
       await Bun.sleep(20);
     }
   })();
+  const settings = {
+    brokers: stack.kafkaBrokers,
+    topic,
+    tenant: options.tenant,
+    rate: options.rate,
+    seconds: options.seconds,
+    probeEvery: PROBE_EVERY,
+  };
+  const child = Bun.spawn(
+    [process.execPath, join(import.meta.dir, "freshness-producer.ts"), JSON.stringify(settings)],
+    {
+      stdout: "pipe",
+      stderr: "inherit",
+    },
+  );
   try {
-    const tickMs = 10;
-    const perTick = Math.max(1, Math.round((options.rate * tickMs) / 1000));
-    const end = performance.now() + options.seconds * 1000;
-    let next = performance.now();
-    let i = 0;
-    while (performance.now() < end) {
-      const messages = [];
-      for (let k = 0; k < perTick; k++, i++) {
-        const probe = i % PROBE_EVERY === 0;
-        const id = `${probe ? "probe" : "ev"}-${String(i).padStart(9, "0")}`;
-        const record = {
-          id,
-          time: new Date().toISOString(),
-          source: "endpoint",
-          action: "/svc.Endpoint/Search",
-          resource: "index/products",
-          result: "OK",
-          duration_ms: 1,
-          claimed_tenant_id: options.tenant,
-          principal_id: probe ? "svc-probe" : "svc-app",
-          tenant_id: options.tenant,
-        };
-        if (probe) written.set(id, performance.now());
-        messages.push({ topic, key: Buffer.from(options.tenant), value: Buffer.from(JSON.stringify(record)) });
+    const cpu = process.cpuUsage();
+    process.stderr.write(
+      `bench:api: section "freshness" at ${Math.round((performance.timeOrigin + performance.now()) * 1000)}\n`,
+    );
+    let rest = "";
+    for await (const chunk of child.stdout.pipeThrough(new TextDecoderStream())) {
+      const lines = (rest + chunk).split("\n");
+      rest = lines.pop() ?? "";
+      for (const line of lines) {
+        const [kind, a, b] = line.split(" ");
+        if (kind === "probe" && a && b) written.set(a, Number(b));
+        else if (kind === "produced") produced = Number(a);
+        else if (kind === "cpu") producerCpuMs = Number(a);
       }
-      void producer.send({ messages }).then(() => {
-        produced += messages.length;
-      });
-      next += tickMs;
-      const wait = next - performance.now();
-      if (wait > 0) await Bun.sleep(wait);
     }
+    const code = await child.exited;
+    if (code !== 0) throw new Error(`freshness producer exited with ${code}`);
     producing = false;
     await poller;
+    const used = process.cpuUsage(cpu);
+    const perK = (ms: number) => ((ms / produced) * 1000).toFixed(1);
+    process.stderr.write(
+      `bench:api: freshness CPU per 1,000 records: this process (API + poller) ${perK((used.user + used.system) / 1000)} ms, ` +
+        `the producer ${perK(producerCpuMs)} ms\n`,
+    );
+    process.stderr.write(
+      `bench:api: section "" at ${Math.round((performance.timeOrigin + performance.now()) * 1000)}\n`,
+    );
   } finally {
     producing = false;
+    child.kill();
+    await poller.catch(() => {});
     await api.stop();
-    await producer.close();
     await admin.deleteTopics({ topics: [topic] }).catch(() => {});
     await admin.close();
   }
