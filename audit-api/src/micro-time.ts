@@ -36,6 +36,26 @@ export function microsTime(micros: number): string {
 /** The index's order: `time` (same fixed form), then `id` as the C collation compares it (UTF-8 bytes). */
 export function compareTimeId(a: { time: string; id: string }, b: { time: string; id: string }): number {
   if (a.time !== b.time) return a.time < b.time ? -1 : 1;
-  if (a.id === b.id) return 0;
-  return Buffer.compare(Buffer.from(a.id, "utf8"), Buffer.from(b.id, "utf8"));
+  return compareUtf8(a.id, b.id);
+}
+
+/**
+ * Two strings in UTF-8 byte order without encoding them (ids at one time are compared often: many records share a
+ * millisecond). Up to the first differing UTF-16 unit the strings are equal; there, two units outside the surrogate
+ * range are two BMP code points, whose order is their UTF-8 bytes' order; a surrogate (a code point above U+FFFF)
+ * is left to the bytes.
+ */
+function compareUtf8(a: string, b: string): number {
+  if (a === b) return 0;
+  const length = Math.min(a.length, b.length);
+  for (let i = 0; i < length; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x === y) continue;
+    if ((x & 0xf800) === 0xd800 || (y & 0xf800) === 0xd800) {
+      return Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"));
+    }
+    return x < y ? -1 : 1;
+  }
+  return a.length < b.length ? -1 : 1;
 }

@@ -134,9 +134,13 @@ export class TailStore {
   }
 }
 
-/** The first index of `list` from `low` where `reached` holds (it holds from some index on), or `list.length`. */
-function firstAt(list: readonly TailRecord[], reached: (r: TailRecord) => boolean, low = 0): number {
-  let high = list.length;
+/** The first index of `list` in `[low, high]` where `reached` holds (it holds from some index on), or `high`. */
+function firstAt(
+  list: readonly TailRecord[],
+  reached: (r: TailRecord) => boolean,
+  low = 0,
+  high = list.length,
+): number {
   while (low < high) {
     const mid = (low + high) >>> 1;
     if (reached(list[mid] as TailRecord)) high = mid;
@@ -145,16 +149,26 @@ function firstAt(list: readonly TailRecord[], reached: (r: TailRecord) => boolea
   return low;
 }
 
-/** Inserts `record` into `list` (in `(time, id)` order) after every record that sorts before or with it. */
+/**
+ * Inserts `record` into `list` (in `(time, id)` order) after every record that sorts before or with it. A record
+ * arriving late is mostly late by little (another partition's batch), so the place is searched from the end in
+ * doubling steps, then bisected: compares grow with how late it is, not with the list's length.
+ */
 function insertSorted(list: TailRecord[], record: TailRecord): void {
   const last = list[list.length - 1];
   if (last === undefined || compareTimeId(last, record) <= 0) {
     list.push(record);
     return;
   }
-  list.splice(
-    firstAt(list, (r) => compareTimeId(r, record) > 0),
-    0,
-    record,
-  );
+  // list[high] and what follows sort after `record`.
+  let high = list.length - 1;
+  let step = 1;
+  let low = high - step;
+  while (low > 0 && compareTimeId(list[low] as TailRecord, record) > 0) {
+    high = low;
+    step *= 2;
+    low = high - step;
+  }
+  const at = firstAt(list, (r) => compareTimeId(r, record) > 0, Math.max(low, 0), high);
+  list.splice(at, 0, record);
 }

@@ -33,3 +33,15 @@ test("compareTimeId: time, then id in UTF-8 byte order (the index's C collation)
   expect(compareTimeId({ time: t, id: "\uff5e" }, { time: t, id: "\u{1f600}" })).toBeLessThan(0);
   expect(compareTimeId({ time: "2026-09-09T09:00:00.000001Z", id: "a" }, { time: t, id: "z" })).toBeGreaterThan(0);
 });
+
+test("compareTimeId orders ids as their UTF-8 bytes do, for prefixes, BMP and astral code points alike", () => {
+  const t = "2026-09-09T09:00:00.000000Z";
+  const ids = ["", "a", "ab", "abc", "b", "B", "\u00e9", "\u07ff", "\u0800", "\ud7ff", "\ue000", "\uff5e", "\uffff"];
+  ids.push("\u{10000}", "\u{1f600}", "\u{10ffff}", "a\u{1f600}", "a\uffff", "ev-000000001", "ev-000000010");
+  for (const x of ids) {
+    for (const y of ids) {
+      const bytes = Math.sign(Buffer.compare(Buffer.from(x, "utf8"), Buffer.from(y, "utf8")));
+      expect([x, y, Math.sign(compareTimeId({ time: t, id: x }, { time: t, id: y }))]).toEqual([x, y, bytes]);
+    }
+  }
+});
