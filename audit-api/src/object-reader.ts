@@ -1,16 +1,18 @@
 import type { BlockCache } from "./block-cache.ts";
 import { AuditApiError } from "./errors.ts";
 import type { EventLocation } from "./index-reader.ts";
+import { type PlannedRead, planReads, type VersionSpan } from "./read-plan.ts";
 import type { VersionReader } from "./version-reader.ts";
 
-/** One GET: a byte range `[start, end)` of one object version and the events whose lines lie in it. */
-interface RangeRead {
-  bucket: string;
-  key: string;
-  versionId: string;
-  start: number;
-  end: number;
-  events: { index: number; location: EventLocation }[];
+/** An event's line as a span of its object version. */
+function spanOfLocation(location: EventLocation): VersionSpan {
+  return {
+    bucket: location.bucket,
+    key: location.key,
+    versionId: location.versionId,
+    start: location.byteStart,
+    end: location.byteStart + location.byteLength,
+  };
 }
 
 /** GETs running at once for one page. */
@@ -18,57 +20,6 @@ const CONCURRENCY = 8;
 
 function shortRead(subject: string, id: string): AuditApiError {
   return new AuditApiError("AUDIT_API_OBJECT_READ_FAILED", `${subject}: short read for event ${id}`, { subject });
-}
-
-/**
- * Groups the locations by object version and merges ranges closer than `mergeBytes` into one GET (docs/audit-
- * storage.md, "Pages and exports"). Gzip objects (`.gz`) are read whole, once each.
- */
-export function planReads(locations: readonly EventLocation[], mergeBytes: number): RangeRead[] {
-  const byObject = new Map<string, { index: number; location: EventLocation }[]>();
-  let previous: EventLocation | undefined;
-  let list: { index: number; location: EventLocation }[] = [];
-  locations.forEach((location, index) => {
-    // Pages run through one object after another: the key is built only when the object changes.
-    const same =
-      previous !== undefined &&
-      previous.key === location.key &&
-      previous.versionId === location.versionId &&
-      previous.bucket === location.bucket;
-    if (!same) {
-      const id = `${location.bucket}\u0000${location.key}\u0000${location.versionId}`;
-      list = byObject.get(id) ?? [];
-      byObject.set(id, list);
-    }
-    list.push({ index, location });
-    previous = location;
-  });
-  const reads: RangeRead[] = [];
-  for (const list of byObject.values()) {
-    list.sort((a, b) => a.location.byteStart - b.location.byteStart);
-    const first = list[0]?.location;
-    if (!first) continue;
-    const whole = first.key.endsWith(".gz");
-    let current: RangeRead | undefined;
-    for (const entry of list) {
-      const { byteStart, byteLength } = entry.location;
-      if (current && (whole || byteStart - current.end <= mergeBytes)) {
-        current.end = Math.max(current.end, byteStart + byteLength);
-        current.events.push(entry);
-        continue;
-      }
-      current = {
-        bucket: first.bucket,
-        key: first.key,
-        versionId: first.versionId,
-        start: byteStart,
-        end: byteStart + byteLength,
-        events: [entry],
-      };
-      reads.push(current);
-    }
-  }
-  return reads;
 }
 
 /**
@@ -101,14 +52,15 @@ export async function readLines(
   cache?: BlockCache,
 ): Promise<Uint8Array[]> {
   const lines: Uint8Array[] = new Array(locations.length);
-  const reads = planReads(locations, mergeBytes);
+  const reads = planReads(locations, spanOfLocation, mergeBytes);
   let next = 0;
   const worker = async () => {
     while (next < reads.length) {
-      const read = reads[next++] as RangeRead;
+      const read = reads[next++] as PlannedRead;
       const body = await fetchRange(objects, read, cache);
       const base = read.key.endsWith(".gz") ? 0 : read.start;
-      for (const { index, location } of read.events) {
+      for (const index of read.indices) {
+        const location = locations[index] as EventLocation;
         const from = location.byteStart - base;
         const line = body.subarray(from, from + location.byteLength);
         if (line.length !== location.byteLength) throw shortRead(read.key, location.id);

@@ -1,6 +1,7 @@
 import { AuditApiError } from "./errors.ts";
 import { checkLineId } from "./line-check.ts";
 import { fetchRange } from "./object-reader.ts";
+import { type PlannedRead, planReads } from "./read-plan.ts";
 import type { EventRun } from "./step-runs.ts";
 import type { VersionReader } from "./version-reader.ts";
 
@@ -20,54 +21,6 @@ export const MARK_BYTES = 64 * 1024;
 
 /** GETs running at once for one export step. */
 const CONCURRENCY = 8;
-
-/** One GET: a span of one object version holding the spans of some runs (neighbours merged). */
-interface SpanRead {
-  bucket: string;
-  key: string;
-  versionId: string;
-  start: number;
-  end: number;
-  runs: number[];
-}
-
-/**
- * Groups runs by object version and merges spans closer than `mergeBytes` into one GET, as `planReads` does for
- * single lines (docs/audit-storage.md, "Pages and exports"); a gzip object is read whole, once.
- */
-function planSpans(runs: readonly EventRun[], mergeBytes: number): SpanRead[] {
-  const byVersion = new Map<string, number[]>();
-  runs.forEach((run, index) => {
-    const id = `${run.bucket}\u0000${run.key}\u0000${run.versionId}`;
-    const list = byVersion.get(id);
-    if (list) list.push(index);
-    else byVersion.set(id, [index]);
-  });
-  const reads: SpanRead[] = [];
-  for (const list of byVersion.values()) {
-    list.sort((a, b) => (runs[a] as EventRun).start - (runs[b] as EventRun).start);
-    const whole = (runs[list[0] as number] as EventRun).key.endsWith(".gz");
-    let current: SpanRead | undefined;
-    for (const index of list) {
-      const run = runs[index] as EventRun;
-      if (current && (whole || run.start - current.end <= mergeBytes)) {
-        current.end = Math.max(current.end, run.end);
-        current.runs.push(index);
-        continue;
-      }
-      current = {
-        bucket: run.bucket,
-        key: run.key,
-        versionId: run.versionId,
-        start: run.start,
-        end: run.end,
-        runs: [index],
-      };
-      reads.push(current);
-    }
-  }
-  return reads;
-}
 
 function mismatch(run: EventRun, what: string): AuditApiError {
   return new AuditApiError(
@@ -119,14 +72,15 @@ export async function readRuns(
   mergeBytes: number,
 ): Promise<RunBytes[]> {
   const answers: RunBytes[] = new Array(runs.length);
-  const reads = planSpans(runs, mergeBytes);
+  // A run is a span of its object version already: neighbours closer than mergeBytes share one GET.
+  const reads = planReads(runs, (run) => run, mergeBytes);
   let next = 0;
   const worker = async () => {
     while (next < reads.length) {
-      const read = reads[next++] as SpanRead;
+      const read = reads[next++] as PlannedRead;
       const body = await fetchRange(objects, read);
       const base = read.key.endsWith(".gz") ? 0 : read.start;
-      for (const index of read.runs) {
+      for (const index of read.indices) {
         const run = runs[index] as EventRun;
         answers[index] = checkRun(body.subarray(run.start - base, run.end - base), run);
       }
