@@ -15,7 +15,7 @@ function spanOfLocation(location: EventLocation): VersionSpan {
   };
 }
 
-/** GETs running at once for one page. */
+/** GETs running at once for one page or export step. */
 const CONCURRENCY = 8;
 
 function shortRead(subject: string, id: string): AuditApiError {
@@ -52,13 +52,10 @@ export async function readLines(
   cache?: BlockCache,
 ): Promise<Uint8Array[]> {
   const lines: Uint8Array[] = new Array(locations.length);
-  const reads = planReads(locations, spanOfLocation, mergeBytes);
-  let next = 0;
-  const worker = async () => {
-    while (next < reads.length) {
-      const read = reads[next++] as PlannedRead;
-      const body = await fetchRange(objects, read, cache);
-      const base = read.key.endsWith(".gz") ? 0 : read.start;
+  await fetchReads(
+    objects,
+    planReads(locations, spanOfLocation, mergeBytes),
+    (read, body, base) => {
       for (const index of read.indices) {
         const location = locations[index] as EventLocation;
         const from = location.byteStart - base;
@@ -66,8 +63,30 @@ export async function readLines(
         if (line.length !== location.byteLength) throw shortRead(read.key, location.id);
         lines[index] = line;
       }
+    },
+    cache,
+  );
+  return lines;
+}
+
+/**
+ * Fetches `reads`, `CONCURRENCY` at a time, and hands each one's bytes to `take` with `base`, the object offset of
+ * the bytes' first byte (0 for a gzip object, read whole): the GET loop of pages (`readLines`) and export runs
+ * (`readRuns`). The first failure rejects.
+ */
+export async function fetchReads(
+  objects: VersionReader,
+  reads: readonly PlannedRead[],
+  take: (read: PlannedRead, body: Uint8Array, base: number) => void,
+  cache?: BlockCache,
+): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < reads.length) {
+      const read = reads[next++] as PlannedRead;
+      const body = await fetchRange(objects, read, cache);
+      take(read, body, read.key.endsWith(".gz") ? 0 : read.start);
     }
   };
   await Promise.all(Array.from({ length: Math.min(CONCURRENCY, reads.length) }, worker));
-  return lines;
 }

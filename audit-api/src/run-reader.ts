@@ -1,7 +1,7 @@
 import { AuditApiError } from "./errors.ts";
 import { checkLineId } from "./line-check.ts";
-import { fetchRange } from "./object-reader.ts";
-import { type PlannedRead, planReads } from "./read-plan.ts";
+import { fetchReads } from "./object-reader.ts";
+import { planReads } from "./read-plan.ts";
 import type { EventRun } from "./step-runs.ts";
 import type { VersionReader } from "./version-reader.ts";
 
@@ -18,9 +18,6 @@ export interface RunBytes {
 
 /** Bytes between two marks of a run (a chunk closes at the first mark past its size). */
 export const MARK_BYTES = 64 * 1024;
-
-/** GETs running at once for one export step. */
-const CONCURRENCY = 8;
 
 function mismatch(run: EventRun, what: string): AuditApiError {
   return new AuditApiError(
@@ -63,7 +60,7 @@ export function checkRun(bytes: Uint8Array, run: EventRun): RunBytes {
 
 /**
  * The bytes of each run of an export step, in their order, checked (`checkRun`): one ranged GET per object version
- * span (neighbouring runs merged), `CONCURRENCY` at once, not through the block cache (an export reads its bytes
+ * span (neighbouring runs merged), a few at once (`fetchReads`), not through the block cache (an export reads its bytes
  * once).
  */
 export async function readRuns(
@@ -73,19 +70,15 @@ export async function readRuns(
 ): Promise<RunBytes[]> {
   const answers: RunBytes[] = new Array(runs.length);
   // A run is a span of its object version already: neighbours closer than mergeBytes share one GET.
-  const reads = planReads(runs, (run) => run, mergeBytes);
-  let next = 0;
-  const worker = async () => {
-    while (next < reads.length) {
-      const read = reads[next++] as PlannedRead;
-      const body = await fetchRange(objects, read);
-      const base = read.key.endsWith(".gz") ? 0 : read.start;
+  await fetchReads(
+    objects,
+    planReads(runs, (run) => run, mergeBytes),
+    (read, body, base) => {
       for (const index of read.indices) {
         const run = runs[index] as EventRun;
         answers[index] = checkRun(body.subarray(run.start - base, run.end - base), run);
       }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(CONCURRENCY, reads.length) }, worker));
+    },
+  );
   return answers;
 }
