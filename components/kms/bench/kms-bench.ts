@@ -229,7 +229,6 @@ const h2load = clientKinds.includes("h2load") ? await ensureTool("h2load") : "";
 let running: Started | undefined;
 try {
   await grantRole(realm, "app", "keymanager");
-  const token = await accessToken(realm, "app");
   const caPath = join(dir, "ca.pem");
   const env = {
     SVC_KMS_PORT: "0",
@@ -255,6 +254,8 @@ try {
     // a restart of a bootstrapped store: what every later start costs
     running = await startKms(env);
     const kms = running;
+    // a fresh token each round: Keycloak's expire in 300 s, shorter than a run of several rounds
+    const token = await accessToken(realm, "app");
     restarts.push({ round, unsealMs: kms.unsealMs, spawnToServingMs: kms.spawnToServingMs });
     const clients = Array.from({ length: channels }, () =>
       createClient({
