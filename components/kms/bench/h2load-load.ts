@@ -25,6 +25,8 @@ export interface H2loadResult {
   maxMs: number;
   cpuSeconds: number;
   elapsedSeconds: number;
+  /** Calls h2load kept in flight: its streams per connection (concurrency / connections, rounded up) × connections. */
+  inFlight: number;
 }
 
 /** The gRPC length-prefixed message: flag 0 (not compressed), length (uint32 BE), the message. */
@@ -39,6 +41,7 @@ const MS: Record<string, number> = { us: 0.001, ms: 1, s: 1000 };
 
 export async function runH2load(run: H2loadRun): Promise<H2loadResult> {
   const body = `${run.dir}/h2load-body.bin`;
+  const streams = Math.ceil(run.concurrency / run.connections);
   await Bun.write(body, grpcFrame(run.message));
   const headers = Object.entries({ "content-type": "application/grpc", te: "trailers", ...run.headers }).flatMap(
     ([name, value]) => ["-H", `${name}: ${value}`],
@@ -51,7 +54,7 @@ export async function runH2load(run: H2loadRun): Promise<H2loadResult> {
       "-c",
       String(run.connections),
       "-m",
-      String(Math.ceil(run.concurrency / run.connections)),
+      String(streams),
       "-d",
       body,
       ...headers,
@@ -81,5 +84,6 @@ export async function runH2load(run: H2loadRun): Promise<H2loadResult> {
     maxMs: ms(time[3], time[4]),
     cpuSeconds: usage ? Number(usage.cpuTime.user + usage.cpuTime.system) / 1e6 : Number.NaN,
     elapsedSeconds: Number(finished[1]),
+    inFlight: streams * run.connections,
   };
 }

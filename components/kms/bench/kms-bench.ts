@@ -200,7 +200,12 @@ async function loadH2load(
     dir,
   });
   const serverCpu = (await kmsCpuSeconds(kms)) - serverCpuBefore;
-  const server = checkServerCalls(callsBefore, await kmsCalls(kms, `${SERVICE}/${method}`), result.calls, concurrency);
+  const server = checkServerCalls(
+    callsBefore,
+    await kmsCalls(kms, `${SERVICE}/${method}`),
+    result.calls,
+    result.inFlight, // h2load's streams × connections: more than --concurrency when it does not divide evenly
+  );
   const calls = Math.max(1, result.calls);
   return {
     name: `${method} 4 KiB`,
