@@ -100,9 +100,14 @@ async function cpuSecondsOf(pid: number): Promise<number> {
 /** CPU seconds the KMS process used so far. */
 const kmsCpuSeconds = (kms: Started) => cpuSecondsOf(kms.child.pid);
 
+/** The CA the KMS exported at its first start (kept in its key store, so the same at every restart); read once. */
+let caPem: string | undefined;
+
 /** The KMS's calls of `method` so far by status code, from its /metrics (TLS checked against the exported CA). */
-const kmsCalls = async (kms: Started, method: string) =>
-  serverCalls(`https://127.0.0.1:${kms.httpPort}/metrics`, await Bun.file(join(dir, "ca.pem")).text(), method);
+async function kmsCalls(kms: Started, method: string): Promise<Map<string, number>> {
+  caPem ??= await Bun.file(caPath).text();
+  return serverCalls(`https://127.0.0.1:${kms.httpPort}/metrics`, caPem, method);
+}
 
 interface Row {
   name: string;
@@ -226,6 +231,7 @@ async function loadH2load(
 
 const stack = stackEnv();
 const dir = mkdtempSync(join(tmpdir(), "kms-bench-"));
+const caPath = join(dir, "ca.pem");
 const schema = randomName("bench_kms").replaceAll("-", "_");
 const realm = await seedTestRealm("kmsbench");
 const sql = new SQL(stack.postgresUrl);
@@ -234,7 +240,6 @@ const h2load = clientKinds.includes("h2load") ? await ensureTool("h2load") : "";
 let running: Started | undefined;
 try {
   await grantRole(realm, "app", "keymanager");
-  const caPath = join(dir, "ca.pem");
   const env = {
     SVC_KMS_PORT: "0",
     SVC_KMS_HOST: "127.0.0.1",
