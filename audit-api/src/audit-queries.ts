@@ -213,9 +213,10 @@ export class AuditQueries {
 
   /**
    * The index's runs after `after` (`IndexReader.runs`), one export step of `exportStep` rows at a time, the next
-   * step read while this one is handled.
+   * step read while this one is handled — unless this one reaches `stopAt` (the first fresh tail record: the export
+   * goes on row by row from there, so a step read ahead would be thrown away).
    */
-  private async *runSteps(tenantId: string, query: AuditQuery): AsyncGenerator<EventRun[]> {
+  private async *runSteps(tenantId: string, query: AuditQuery, stopAt?: PagePosition): AsyncGenerator<EventRun[]> {
     const step = this.exportStep;
     const read = (after: PagePosition | undefined) => {
       const answer = this.index.runs(tenantId, query, after, step);
@@ -225,7 +226,9 @@ export class AuditQueries {
     let next: Promise<{ runs: EventRun[]; rows: number }> | undefined = read(undefined);
     while (next) {
       const { runs, rows }: { runs: EventRun[]; rows: number } = await next;
-      next = rows === step ? read((runs.at(-1) as EventRun).last) : undefined;
+      const last: PagePosition | undefined = runs.at(-1)?.last;
+      const more: boolean = rows === step && last !== undefined && !(stopAt && compareTimeId(last, stopAt) >= 0);
+      next = more ? read(last) : undefined;
       yield runs;
     }
   }
@@ -249,7 +252,7 @@ export class AuditQueries {
     const emitRuns = function* (runs: RunBytes[]): Generator<ExportAnswer> {
       for (const run of runs) yield* out.run(run);
     };
-    for await (const runs of this.runSteps(tenantId, query)) {
+    for await (const runs of this.runSteps(tenantId, query, firstFresh)) {
       const cut = firstFresh ? runs.findIndex((run) => compareTimeId(run.last, firstFresh) >= 0) : -1;
       const before = cut === -1 ? runs : runs.slice(0, cut);
       if (before.length > 0) {

@@ -1,7 +1,7 @@
 import { ExpiringLru } from "@svc/common";
 import type { SQL } from "bun";
 import { AuditApiError } from "./errors.ts";
-import { compareTimeId, microsTime } from "./micro-time.ts";
+import { compareRawPosition, compareTimeId, microsTime } from "./micro-time.ts";
 import type { PagePosition } from "./page-token.ts";
 import type { AuditQuery } from "./query-request.ts";
 import type { RollupSum, RollupSums } from "./rollup-sums.ts";
@@ -87,21 +87,7 @@ export function inPageOrder(rows: readonly PageRow[]): boolean {
   for (let i = 1; i < rows.length; i++) {
     const a = rows[i - 1] as PageRow;
     const b = rows[i] as PageRow;
-    // Float times (before FLOAT_TIME_BEFORE) sort before text ones; text times are fixed-width UTC.
-    const order =
-      a.us !== null && b.us !== null
-        ? a.us - b.us
-        : a.us !== null
-          ? -1
-          : b.us !== null
-            ? 1
-            : a.t === b.t
-              ? 0
-              : (a.t as string) < (b.t as string)
-                ? -1
-                : 1;
-    if (order > 0) return false;
-    if (order === 0 && a.id !== b.id && Buffer.compare(Buffer.from(a.id), Buffer.from(b.id)) > 0) return false;
+    if (compareRawPosition(a.us, a.t, a.id, b.us, b.t, b.id) > 0) return false;
   }
   return true;
 }
@@ -346,13 +332,16 @@ export class IndexReader {
     limit: number,
   ): Promise<{ runs: EventRun[]; rows: number }> {
     let columns = await this.stepColumns(tenantId, query, after, limit, false);
-    const rows = columns.o?.length ?? 0;
+    let rows = columns.o?.length ?? 0;
     let ids = stepIds(columns, rows);
     if (!ids) {
+      // The ids again as an array: this is a second snapshot, so the step is what it answers (rows included).
       columns = await this.stepColumns(tenantId, query, after, limit, true);
+      rows = columns.o?.length ?? 0;
       ids = stepIds(columns, rows) ?? [];
     }
     const grouped = groupRuns(columns, ids);
+    if (!grouped) throw indexFailed("runs", new Error("the step's rows did not come in (time, id) order"));
     const objects = await this.objectsOf(grouped.map((run) => ({ id: run.firstId, object_id: run.objectId })));
     const runs = grouped.map((run): EventRun => {
       const object = objects.get(run.objectId) as StoredObject;

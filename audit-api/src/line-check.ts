@@ -29,8 +29,8 @@ export interface LineSource {
   bytes: string;
 }
 
-/** The JSON object of a stored line (`AUDIT_API_OBJECT_READ_FAILED` when it is not JSON or not an object with `id`). */
-function parseLine(line: Uint8Array, id: string, source: LineSource): Record<string, unknown> {
+/** Checks a stored line by parsing it: `AUDIT_API_OBJECT_READ_FAILED` when it is not JSON or not an object with `id`. */
+function parseLine(line: Uint8Array, id: string, source: LineSource): void {
   let record: unknown;
   try {
     record = JSON.parse(decoder.decode(line));
@@ -47,7 +47,6 @@ function parseLine(line: Uint8Array, id: string, source: LineSource): Record<str
       { subject: source.key },
     );
   }
-  return record as Record<string, unknown>;
 }
 
 /**

@@ -45,7 +45,7 @@ export function compareTimeId(a: { time: string; id: string }, b: { time: string
  * range are two BMP code points, whose order is their UTF-8 bytes' order; a surrogate (a code point above U+FFFF)
  * is left to the bytes.
  */
-function compareUtf8(a: string, b: string): number {
+export function compareUtf8(a: string, b: string): number {
   if (a === b) return 0;
   const length = Math.min(a.length, b.length);
   for (let i = 0; i < length; i++) {
@@ -58,4 +58,29 @@ function compareUtf8(a: string, b: string): number {
     return x < y ? -1 : 1;
   }
   return a.length < b.length ? -1 : 1;
+}
+
+/**
+ * The index's order on raw index columns: `us` (epoch µs, for times before the float cut-off) sorts before any text
+ * time `t` (fixed-width UTC, the later times), then `id` as `compareUtf8`. Page rows and export steps are checked
+ * with it without building their time strings.
+ */
+export function compareRawPosition(
+  aUs: number | null,
+  aT: string | null,
+  aId: string,
+  bUs: number | null,
+  bT: string | null,
+  bId: string,
+): number {
+  if (aUs !== null && bUs !== null) {
+    if (aUs !== bUs) return aUs - bUs;
+  } else if (aUs !== null) {
+    return -1;
+  } else if (bUs !== null) {
+    return 1;
+  } else if (aT !== bT) {
+    return (aT as string) < (bT as string) ? -1 : 1;
+  }
+  return compareUtf8(aId, bId);
 }

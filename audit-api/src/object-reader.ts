@@ -26,7 +26,7 @@ function shortRead(subject: string, id: string): AuditApiError {
  * The bytes of one read: a ranged GET (through `cache` when given), or the whole object decoded for gzip
  * (`version-reader.ts`'s failures; the caller finds its range at `start` then).
  */
-export async function fetchRange(
+async function fetchRange(
   objects: VersionReader,
   read: { bucket: string; key: string; versionId: string; start: number; end: number },
   cache?: BlockCache,

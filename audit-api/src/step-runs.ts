@@ -1,4 +1,4 @@
-import { microsTime } from "./micro-time.ts";
+import { compareRawPosition, microsTime } from "./micro-time.ts";
 import type { PagePosition } from "./page-token.ts";
 
 /**
@@ -65,12 +65,6 @@ class RunEnd implements PagePosition {
   }
 }
 
-/** `id`s in the C collation's order (UTF-8 bytes); plain JS order when both are ASCII. */
-function compareIds(a: string, b: string): number {
-  if (a === b) return 0;
-  return Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"));
-}
-
 /**
  * The ids of a step, or undefined when the newline-joined form cannot be split back (an id holding a newline: the
  * caller asks for them as an array).
@@ -84,11 +78,12 @@ export function stepIds(columns: StepColumns, rows: number): string[] | undefine
 }
 
 /**
- * Groups a step's rows (in `(time, id)` order; checked here, sorted when PostgreSQL answered them otherwise) into
+ * Groups a step's rows (in `(time, id)` order, as the page statement's `ORDER BY … LIMIT` feeds the aggregate) into
  * runs: a row starts a new run when its object differs from the row before or its line does not start right after
- * that row's line and newline (gaps and islands).
+ * that row's line and newline (gaps and islands). Undefined when the rows are not in order: the text times are
+ * matched to the last rows by position, which holds only in order, so the caller refuses the step.
  */
-export function groupRuns(columns: StepColumns, ids: readonly string[]): StepRun[] {
+export function groupRuns(columns: StepColumns, ids: readonly string[]): StepRun[] | undefined {
   const o = columns.o ?? [];
   const s = columns.s ?? [];
   const l = columns.l ?? [];
@@ -98,40 +93,31 @@ export function groupRuns(columns: StepColumns, ids: readonly string[]): StepRun
   const texts = columns.t ?? [];
   const firstText = rows - texts.length;
   const text = (i: number) => (i >= firstText ? (texts[i - firstText] as string) : null);
-  const compare = (a: number, b: number): number => {
-    const ua = us[a] ?? null;
-    const ub = us[b] ?? null;
-    if (ua !== null && ub !== null && ua !== ub) return ua - ub;
-    if (ua === null && ub !== null) return 1;
-    if (ua !== null && ub === null) return -1;
-    if (ua === null && ub === null && text(a) !== text(b)) return (text(a) as string) < (text(b) as string) ? -1 : 1;
-    return compareIds(ids[a] as string, ids[b] as string);
-  };
-  let order: number[] | undefined;
   for (let i = 1; i < rows; i++) {
-    if (compare(i - 1, i) > 0) {
-      order = Array.from({ length: rows }, (_, k) => k).sort(compare);
-      break;
-    }
+    const order = compareRawPosition(
+      us[i - 1] ?? null,
+      text(i - 1),
+      ids[i - 1] as string,
+      us[i] ?? null,
+      text(i),
+      ids[i] as string,
+    );
+    if (order > 0) return undefined;
   }
-  const at = (k: number) => (order ? (order[k] as number) : k);
   const runs: StepRun[] = [];
   let first = 0;
-  for (let k = 0; k < rows; k++) {
-    const i = at(k);
-    const next = k + 1 < rows ? at(k + 1) : -1;
+  for (let i = 0; i < rows; i++) {
     const end = (s[i] as number) + (l[i] as number) + 1;
-    if (next >= 0 && o[next] === o[i] && s[next] === end) continue;
-    const head = at(first);
+    if (i + 1 < rows && o[i + 1] === o[i] && s[i + 1] === end) continue;
     runs.push({
       objectId: o[i] as number,
-      start: s[head] as number,
+      start: s[first] as number,
       end,
-      lines: k - first + 1,
-      firstId: ids[head] as string,
+      lines: i - first + 1,
+      firstId: ids[first] as string,
       last: new RunEnd(ids[i] as string, us[i] ?? null, text(i)),
     });
-    first = k + 1;
+    first = i + 1;
   }
   return runs;
 }
