@@ -6,6 +6,8 @@ export const QUEUE_CONSUMER_ERROR_CODES = [
   "QUEUE_CONSUMER_CONFIG_INVALID",
   /** The PUT of a batch object failed; `canRetry` says whether writing it again may succeed; `subject` is the key. */
   "QUEUE_CONSUMER_PUT_FAILED",
+  /** A PUT got no whole answer within `SVC_AUDIT_S3_PUT_TIMEOUT_MS` and was aborted; retriable; `subject` is the key. */
+  "QUEUE_CONSUMER_PUT_TIMEOUT",
   /** The index transaction of a batch failed; `subject` is the object key. */
   "QUEUE_CONSUMER_INDEX_FAILED",
   /** Creating or migrating the index schema failed; `subject` is the schema. */

@@ -36,7 +36,7 @@ export class PartitionWriter {
     readonly topic: string,
     readonly partition: number,
     private readonly hooks: PartitionWriterHooks,
-    private readonly batchCapacity?: number,
+    private readonly batchCapacity: number,
   ) {
     this.open = new PartitionBatch(topic, partition, batchCapacity);
   }

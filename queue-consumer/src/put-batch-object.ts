@@ -60,9 +60,10 @@ export interface PutLimits {
 /**
  * PUTs one batch object under Object Lock COMPLIANCE (docs/audit-storage.md, "PUT"): retain-until = now +
  * retention days, `x-amz-checksum-crc32` (computed here, `crc32Checksum`), and the batch's offsets,
- * record count and time range as user metadata. Throws `QUEUE_CONSUMER_PUT_FAILED`; a PUT without an answer within
- * `limits.timeoutMs` (a server that accepted the connection and went silent) is aborted and fails retriably, so the
- * writer's retry loop, not a hung socket, decides what happens to the batch.
+ * record count and time range as user metadata. Throws `QUEUE_CONSUMER_PUT_FAILED`, or `QUEUE_CONSUMER_PUT_TIMEOUT`
+ * (retriable) when S3 gave no whole answer within `limits.timeoutMs` of the request (a server that accepted the
+ * connection and went silent): the PUT is aborted, so the writer's retry loop, not a hung socket, decides what
+ * happens to the batch.
  */
 export async function putBatchObject(
   s3: S3Client,
@@ -81,11 +82,13 @@ export async function putBatchObject(
     gzip: gzipped,
   });
   const retainUntil = new Date(now.getTime() + settings.retentionDays * DAY_MS);
-  const timeout = limits.timeoutMs === undefined ? undefined : AbortSignal.timeout(limits.timeoutMs);
-  const signals = [limits.signal, timeout].filter((s): s is AbortSignal => s !== undefined);
-  const abortSignal = signals.length > 0 ? AbortSignal.any(signals) : undefined;
+  let timeout: AbortSignal | undefined;
   try {
     const body = await encodeBody(batch.body, settings.compression);
+    // The limit is the request's own: it starts once the body is ready (gzip of a large batch is not S3's time).
+    timeout = limits.timeoutMs === undefined ? undefined : AbortSignal.timeout(limits.timeoutMs);
+    const signals = [limits.signal, timeout].filter((s): s is AbortSignal => s !== undefined);
+    const abortSignal = signals.length > 0 ? AbortSignal.any(signals) : undefined;
     const metadata: Record<string, string> = {
       "first-offset": batch.firstOffset.toString(),
       "last-offset": batch.lastOffset.toString(),
@@ -120,14 +123,17 @@ export async function putBatchObject(
   } catch (error) {
     if (error instanceof QueueConsumerError) throw error;
     const timedOut = timeout?.aborted === true && limits.signal?.aborted !== true;
-    const message = timedOut
-      ? `no answer within ${limits.timeoutMs} ms`
-      : error instanceof Error
-        ? error.message
-        : String(error);
+    if (timedOut) {
+      throw new QueueConsumerError(
+        "QUEUE_CONSUMER_PUT_TIMEOUT",
+        `PUT ${settings.bucket}/${key}: no answer within ${limits.timeoutMs} ms`,
+        { subject: key, canRetry: true, cause: error },
+      );
+    }
+    const message = error instanceof Error ? error.message : String(error);
     throw new QueueConsumerError("QUEUE_CONSUMER_PUT_FAILED", `PUT ${settings.bucket}/${key}: ${message}`, {
       subject: key,
-      canRetry: timedOut || canRetryS3(error),
+      canRetry: canRetryS3(error),
       cause: error,
     });
   }

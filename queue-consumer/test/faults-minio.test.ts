@@ -47,7 +47,7 @@ describeWithServers("queue-consumer with a private MinIO (stopped and started ag
     expect(facts).toMatchObject({ events: 3000, distinctIds: 3000, counted: 3000 });
   }, 150_000);
 
-  test("MinIO frozen (SIGSTOP): a PUT without an answer times out and is retried; after SIGCONT nothing is lost and stop() returns", async () => {
+  test("MinIO frozen (SIGSTOP): a PUT without an answer times out and is retried; after SIGCONT nothing is lost", async () => {
     const { names, consumer } = await consumerFor("frozen", {
       SVC_AUDIT_BATCH_MAX_BYTES: "65536",
       SVC_AUDIT_S3_PUT_TIMEOUT_MS: "1000",
@@ -69,12 +69,11 @@ describeWithServers("queue-consumer with a private MinIO (stopped and started ag
       const timedOut = await waitFor(
         "PUTs timing out",
         async () => {
-          const late = retries.filter((e) => e.message.includes("no answer within 1000 ms"));
+          const late = retries.filter((e) => e.code === "QUEUE_CONSUMER_PUT_TIMEOUT");
           return late.length >= 2 ? late : undefined;
         },
         { timeoutMs: 30_000 },
       );
-      expect(timedOut[0]?.code).toBe("QUEUE_CONSUMER_PUT_FAILED");
       expect(timedOut[0]?.canRetry).toBe(true);
     } finally {
       process.kill(pid, "SIGCONT");
