@@ -5,14 +5,7 @@ import { BenchError } from "../errors.ts";
 import type { BenchTopics } from "../kafka-topics.ts";
 import { runToEnd, spawnTracked } from "../spawn-tracked.ts";
 import type { PeerTools } from "../tools.ts";
-
-export interface ShipResult {
-  records: number;
-  bytes: number;
-  ms: number;
-  peakRss: number;
-  cpuMs?: number | undefined;
-}
+import type { ShipFigures } from "./results.ts";
 
 /** librdkafka settings shared by kcat and omkafka: the same guarantees as our agent (idempotent, acks all). */
 const PRODUCER_PROPS = ["enable.idempotence=true", "acks=all", "linger.ms=20", "compression.codec=none"];
@@ -28,7 +21,7 @@ export async function kcatProduce(
   topic: string,
   file: string,
   records: number,
-): Promise<ShipResult> {
+): Promise<ShipFigures> {
   const props = PRODUCER_PROPS.flatMap((p) => ["-X", p]);
   const run = await runToEnd("kcat -P", [tools.kcat, "-P", "-b", brokers, "-t", topic, ...props, "-l", file]);
   const stored = await topics.total(topic);
@@ -45,7 +38,7 @@ export async function kcatConsume(
   topic: string,
   outFile: string,
   records: number,
-): Promise<ShipResult> {
+): Promise<ShipFigures> {
   const fd = openSync(outFile, "w");
   let run: Awaited<ReturnType<typeof runToEnd>>;
   try {
@@ -100,7 +93,7 @@ export async function rsyslogShip(
   file: string,
   records: number,
   dir: string,
-): Promise<ShipResult> {
+): Promise<ShipFigures> {
   const workDir = join(dir, "rsyslog-work");
   mkdirSync(workDir, { recursive: true });
   const conf = join(dir, "rsyslog.conf");
