@@ -21,6 +21,8 @@ describe("readTopic (the tests' reader, real Kafka)", () => {
       clientId: randomName("agent-read-producer"),
       bootstrapBrokers: brokers,
       serializers: stringSerializers,
+      // A send retried on a just-started broker (leaders still moving) would store a record twice without it.
+      idempotent: true,
     });
     try {
       await producer.send({
