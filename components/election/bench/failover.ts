@@ -2,6 +2,7 @@
 // stack's kube-apiserver, in one run: kill -9 loops (time from the kill to the other replica's became-leader),
 // graceful handovers (SIGTERM), and simultaneous starts. Two processes per run, a namespace of their own.
 // Goals (issue 9): p50 and max ≤ 7 s for 6/4/1 and ≤ 17 s for 15/10/2; handover ≤ 1 s; 0 ms of two leaders serving.
+import { readLines } from "@svc/common";
 import { loadKubeConfig } from "@svc/kube";
 import { createTestNamespace, ensureTool, leaseName, stackEnv } from "@svc/testkit";
 import { DemoReplica, driveTraffic, overlappingService } from "../test/support/demo-replica.ts";
@@ -100,16 +101,12 @@ class PeerReplica implements Contender {
       ],
       { stdout: "pipe", stderr: "ignore" },
     );
-    const stdout = this.process.stdout as ReadableStream<Uint8Array>;
-    void (async () => {
-      let rest = "";
-      for await (const chunk of stdout) {
-        rest += new TextDecoder().decode(chunk);
-        const parts = rest.split("\n");
-        rest = parts.pop() ?? "";
-        for (const part of parts) if (part.trim()) this.lines.push(JSON.parse(part) as Line);
-      }
-    })();
+    // client-go's example prints one JSON line per event; a line it did not write as JSON (a panic) fails the run.
+    void readLines(
+      this.process.stdout as ReadableStream<Uint8Array>,
+      (line) => this.lines.push(JSON.parse(line) as Line),
+      (error) => console.error(`${pod}: its output could not be read: ${String(error)}`),
+    );
     void this.process.exited.then((code) => {
       this.exitCode = code;
     });

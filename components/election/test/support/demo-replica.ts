@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { type Client, credentials, Metadata, makeGenericClientConstructor, type ServiceError } from "@grpc/grpc-js";
-import { waitFor } from "@svc/common";
+import { readLines, waitFor } from "@svc/common";
 import { DemoService } from "../../demo/demo-service.ts";
 
 const MAIN = join(import.meta.dir, "../../demo/main.ts");
@@ -49,33 +49,22 @@ export class DemoReplica {
       stdout: "pipe",
       stderr: "pipe",
     });
-    void this.read(this.process.stdout as ReadableStream<Uint8Array>, (line) => {
-      try {
-        this.lines.push(JSON.parse(line) as DemoLine);
-      } catch {
-        this.stderr.push(line);
-      }
-    });
-    void this.read(this.process.stderr as ReadableStream<Uint8Array>, (line) => this.stderr.push(line));
+    const readFailed = (error: unknown) => this.stderr.push(`[pipe read failed: ${String(error)}]`);
+    void readLines(
+      this.process.stdout as ReadableStream<Uint8Array>,
+      (line) => {
+        try {
+          this.lines.push(JSON.parse(line) as DemoLine);
+        } catch {
+          this.stderr.push(line);
+        }
+      },
+      readFailed,
+    );
+    void readLines(this.process.stderr as ReadableStream<Uint8Array>, (line) => this.stderr.push(line), readFailed);
     void this.process.exited.then((code) => {
       this.exitCode = code;
     });
-  }
-
-  private async read(stream: ReadableStream<Uint8Array>, onLine: (line: string) => void) {
-    const decoder = new TextDecoder();
-    let rest = "";
-    for await (const chunk of stream) {
-      rest += decoder.decode(chunk, { stream: true });
-      let index = rest.indexOf("\n");
-      while (index >= 0) {
-        const line = rest.slice(0, index);
-        rest = rest.slice(index + 1);
-        if (line.trim()) onLine(line);
-        index = rest.indexOf("\n");
-      }
-    }
-    if (rest.trim()) onLine(rest);
   }
 
   /** Ends a wait at once when the process died. */

@@ -1,0 +1,34 @@
+/**
+ * Reads a byte stream (a child's stdout or stderr) as text lines: `onLine` gets each non-blank line without its
+ * newline, the last one even when it has none. Resolves when the stream ends. A stream that fails (a pipe torn by
+ * kill -9) or an `onLine` that throws ends the read and goes to `onError` instead of rejecting, so no caller leaves
+ * an unhandled rejection behind that a test runner would pin on whichever test runs at that moment.
+ */
+export async function readLines(
+  stream: ReadableStream<Uint8Array>,
+  onLine: (line: string) => void,
+  onError: (error: unknown) => void,
+): Promise<void> {
+  const decoder = new TextDecoder();
+  let rest = "";
+  try {
+    for await (const chunk of stream) {
+      rest += decoder.decode(chunk, { stream: true });
+      let index = rest.indexOf("\n");
+      while (index >= 0) {
+        const line = rest.slice(0, index);
+        rest = rest.slice(index + 1);
+        if (line.trim()) onLine(line);
+        index = rest.indexOf("\n");
+      }
+    }
+    rest += decoder.decode();
+  } catch (error) {
+    onError(error);
+  }
+  try {
+    if (rest.trim()) onLine(rest);
+  } catch (error) {
+    onError(error);
+  }
+}
