@@ -1,11 +1,11 @@
-import type { BlockCache } from "./block-cache.ts";
+import { BlockCache } from "./block-cache.ts";
 import type { QueryLimits } from "./config.ts";
 import { AuditApiError } from "./errors.ts";
 import { type EventLocation, type IndexReader, TAIL_KEYS_PER_STATEMENT } from "./index-reader.ts";
 import { type ExportAnswer, JsonlChunks } from "./jsonl-chunks.ts";
 import { checkLineId } from "./line-check.ts";
 import { compareTimeId } from "./micro-time.ts";
-import { readLines } from "./object-reader.ts";
+import { type ReadCaches, readLines } from "./object-reader.ts";
 import type { PagePosition, PageTokens } from "./page-token.ts";
 import type { AuditQuery, ListQuery } from "./query-request.ts";
 import { type RunBytes, readRuns } from "./run-reader.ts";
@@ -44,6 +44,8 @@ const EXPORT_STEP = 16_000;
 const EXPORT_AHEAD = 3;
 /** A streamed chunk closes at this many bytes (lines are at most 1 MiB: one chunk stays under 4 MiB). */
 const CHUNK_BYTES = 1024 * 1024;
+/** Decoded gzip objects one export keeps (a writer's object is at most its batch size, 16 MiB by default). */
+const EXPORT_DECODED_BYTES = 48 * 1024 * 1024;
 
 const decoder = new TextDecoder("utf-8", { fatal: false });
 
@@ -163,13 +165,12 @@ export class AuditQueries {
   }
 
   /**
-   * The lines of `entries`, in order: ranged GETs for indexed ones (through the block cache for a list's page),
-   * memory for tail ones.
+   * The lines of `entries`, in order: ranged GETs for indexed ones (through `caches`: the block cache for a list's
+   * page), memory for tail ones.
    */
-  private async linesOf(entries: readonly Entry[], cached: boolean): Promise<Uint8Array[]> {
+  private async linesOf(entries: readonly Entry[], caches: ReadCaches): Promise<Uint8Array[]> {
     const locations = entries.flatMap((e) => (e.location ? [e.location] : []));
-    const cache = cached ? this.cache : undefined;
-    const read = await readLines(this.objects, locations, this.limits.rangeMergeBytes, cache);
+    const read = await readLines(this.objects, locations, this.limits.rangeMergeBytes, caches);
     let i = 0;
     return entries.map((entry) => {
       if (entry.tail) return entry.tail.line;
@@ -204,7 +205,7 @@ export class AuditQueries {
       }));
     }
     const page = entries.slice(0, pageSize);
-    const lines = await this.linesOf(page, true);
+    const lines = await this.linesOf(page, { blocks: this.cache });
     const last = page.at(-1);
     const nextPageToken =
       entries.length > pageSize && last ? this.tokens.encode(tenantId, query, positionOf(last)) : "";
@@ -245,6 +246,8 @@ export class AuditQueries {
     const snapshot = this.tail?.snapshot(tenantId, query) ?? [];
     const fresh = await this.freshTail(this.index, tenantId, snapshot);
     const out = new JsonlChunks(CHUNK_BYTES);
+    // gzip objects are read whole: the export's own cache lets the steps that fall in one share its GET and decode.
+    const decoded = new BlockCache(this.objects, EXPORT_DECODED_BYTES);
     // Runs: every run whose rows all sort before the first fresh record.
     const firstFresh = fresh[0];
     let after: PagePosition | undefined;
@@ -256,7 +259,7 @@ export class AuditQueries {
       const cut = firstFresh ? runs.findIndex((run) => compareTimeId(run.last, firstFresh) >= 0) : -1;
       const before = cut === -1 ? runs : runs.slice(0, cut);
       if (before.length > 0) {
-        const read = readRuns(this.objects, before, this.limits.rangeMergeBytes);
+        const read = readRuns(this.objects, before, this.limits.rangeMergeBytes, decoded);
         read.catch(() => {}); // awaited in order below; a failure surfaces there, not as an unhandled rejection
         readingRuns.push(read);
         after = (before.at(-1) as EventRun).last;
@@ -271,7 +274,7 @@ export class AuditQueries {
       // Steps whose objects are being read while the next index rows are fetched (at most EXPORT_AHEAD at once).
       const reading: Promise<Uint8Array[]>[] = [];
       const startStep = () => {
-        const lines = this.linesOf(step, false);
+        const lines = this.linesOf(step, { decoded });
         lines.catch(() => {}); // awaited in order below; a failure surfaces there, not as an unhandled rejection
         reading.push(lines);
         step = [];

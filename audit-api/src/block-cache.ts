@@ -1,3 +1,4 @@
+import { decodeGzipBody } from "./gzip-body.ts";
 import type { ByteRange, VersionReader } from "./version-reader.ts";
 
 /** One cached block: its bytes once read (shared by concurrent readers while the GET runs). */
@@ -13,6 +14,9 @@ interface Block {
  * without a GET — on the local stack MinIO spent more CPU per list call (about 2 ms for one ranged GET) than the API
  * process itself. A read fetches its missing blocks with one ranged GET per run of adjacent ones. Only lists read
  * through it: an export streams ranges it will not read again, and would push the pages' blocks out.
+ *
+ * A gzip object version cannot be read by range: `whole` keeps it decoded as one entry under the same budget, so
+ * the pages (or export steps) that fall in it share one GET and one decode instead of one each.
  */
 export class BlockCache {
   /** Insertion order of a Map = recency order: a hit moves the block to the end. */
@@ -43,10 +47,35 @@ export class BlockCache {
   private insert(id: string, block: Block): void {
     this.blocks.set(id, block);
     this.held += block.size;
+    this.trim(id);
+  }
+
+  /** Drops the least recently used entries until the budget holds; `keep` (the newest) stays even when larger. */
+  private trim(keep: string): void {
     for (const [oldest, old] of this.blocks) {
-      if (this.held <= this.maxBytes || oldest === id) break;
+      if (this.held <= this.maxBytes || oldest === keep) break;
       this.drop(oldest, old);
     }
+  }
+
+  /** A gzip object version, read whole and decoded (`VersionReader.read`'s failures; a failed read is not kept). */
+  whole(bucket: string, key: string, versionId: string): Promise<Uint8Array> {
+    const id = `${bucket}\u0000${key}\u0000${versionId}\u0000whole`;
+    const kept = this.hit(id);
+    if (kept) return kept.bytes;
+    // Its size is known once decoded: counted (and the budget enforced) then.
+    const entry: Block = { bytes: this.reader.read(bucket, key, versionId).then(decodeGzipBody), size: 0 };
+    this.insert(id, entry);
+    entry.bytes.then(
+      (decoded) => {
+        if (this.blocks.get(id) !== entry) return;
+        this.held += decoded.length;
+        entry.size = decoded.length;
+        this.trim(id);
+      },
+      () => this.drop(id, entry),
+    );
+    return entry.bytes;
   }
 
   private drop(id: string, block: Block): void {

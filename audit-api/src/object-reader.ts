@@ -1,5 +1,6 @@
 import type { BlockCache } from "./block-cache.ts";
 import { AuditApiError } from "./errors.ts";
+import { decodeGzipBody } from "./gzip-body.ts";
 import type { EventLocation } from "./index-reader.ts";
 import { type PlannedRead, planReads, type VersionSpan } from "./read-plan.ts";
 import type { VersionReader } from "./version-reader.ts";
@@ -23,21 +24,30 @@ function shortRead(subject: string, id: string): AuditApiError {
 }
 
 /**
- * The bytes of one read: a ranged GET (through `cache` when given), or the whole object decoded for gzip
- * (`version-reader.ts`'s failures; the caller finds its range at `start` then).
+ * Where reads may be answered from memory: `blocks` for plain ranges (a list's pages), `decoded` for gzip objects
+ * (read whole; `blocks` when not given). Neither: every read is a GET.
+ */
+export interface ReadCaches {
+  blocks?: BlockCache;
+  decoded?: BlockCache;
+}
+
+/**
+ * The bytes of one read: a ranged GET, or the whole object decoded for gzip, whose range the caller finds at `start`
+ * then (`version-reader.ts`'s failures).
  */
 async function fetchRange(
   objects: VersionReader,
   read: { bucket: string; key: string; versionId: string; start: number; end: number },
-  cache?: BlockCache,
+  caches: ReadCaches,
 ): Promise<Uint8Array> {
   if (!read.key.endsWith(".gz")) {
-    return (cache ?? objects).read(read.bucket, read.key, read.versionId, { start: read.start, end: read.end });
+    const source = caches.blocks ?? objects;
+    return source.read(read.bucket, read.key, read.versionId, { start: read.start, end: read.end });
   }
-  const body = await objects.read(read.bucket, read.key, read.versionId);
-  // Stored with Content-Encoding gzip: fetch may or may not have decoded it already.
-  const gzipped = body[0] === 0x1f && body[1] === 0x8b;
-  return gzipped ? Bun.gunzipSync(body as Uint8Array<ArrayBuffer>) : body;
+  const decoded = caches.decoded ?? caches.blocks;
+  if (decoded) return decoded.whole(read.bucket, read.key, read.versionId);
+  return decodeGzipBody(await objects.read(read.bucket, read.key, read.versionId));
 }
 
 /**
@@ -49,7 +59,7 @@ export async function readLines(
   objects: VersionReader,
   locations: readonly EventLocation[],
   mergeBytes: number,
-  cache?: BlockCache,
+  caches: ReadCaches = {},
 ): Promise<Uint8Array[]> {
   const lines: Uint8Array[] = new Array(locations.length);
   await fetchReads(
@@ -64,7 +74,7 @@ export async function readLines(
         lines[index] = line;
       }
     },
-    cache,
+    caches,
   );
   return lines;
 }
@@ -78,13 +88,13 @@ export async function fetchReads(
   objects: VersionReader,
   reads: readonly PlannedRead[],
   take: (read: PlannedRead, body: Uint8Array, base: number) => void,
-  cache?: BlockCache,
+  caches: ReadCaches = {},
 ): Promise<void> {
   let next = 0;
   const worker = async () => {
     while (next < reads.length) {
       const read = reads[next++] as PlannedRead;
-      const body = await fetchRange(objects, read, cache);
+      const body = await fetchRange(objects, read, caches);
       take(read, body, read.key.endsWith(".gz") ? 0 : read.start);
     }
   };

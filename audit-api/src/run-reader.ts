@@ -1,3 +1,4 @@
+import type { BlockCache } from "./block-cache.ts";
 import { AuditApiError } from "./errors.ts";
 import { checkLineId } from "./line-check.ts";
 import { fetchReads } from "./object-reader.ts";
@@ -61,12 +62,13 @@ export function checkRun(bytes: Uint8Array, run: EventRun): RunBytes {
 /**
  * The bytes of each run of an export step, in their order, checked (`checkRun`): one ranged GET per object version
  * span (neighbouring runs merged), a few at once (`fetchReads`), not through the block cache (an export reads its bytes
- * once).
+ * once); gzip objects, read whole, through `decoded` (the export's own, so that its steps share one GET each).
  */
 export async function readRuns(
   objects: VersionReader,
   runs: readonly EventRun[],
   mergeBytes: number,
+  decoded?: BlockCache,
 ): Promise<RunBytes[]> {
   const answers: RunBytes[] = new Array(runs.length);
   // A run is a span of its object version already: neighbours closer than mergeBytes share one GET.
@@ -79,6 +81,7 @@ export async function readRuns(
         answers[index] = checkRun(body.subarray(run.start - base, run.end - base), run);
       }
     },
+    { decoded },
   );
   return answers;
 }

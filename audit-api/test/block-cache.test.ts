@@ -141,3 +141,78 @@ test("a list's page is read through the cache; an export reads past it", async (
   );
   expect(listing.cache.bytes).toBeGreaterThan(0);
 });
+
+test("a gzip object is read whole once: a list's later pages and an export's steps in it share that GET and decode", async () => {
+  const tenant = "tenant-gzip";
+  const T0 = Date.parse("2026-06-06T06:06:06Z");
+  const records = Array.from({ length: 20 }, (_, i) => sampleRecord(`g-${String(i).padStart(2, "0")}`, tenant, T0 + i));
+  await storeBatch(sql, s3, names, sealBatch(names.topic, 1, 0n, records), "gzip");
+  const limits = {
+    defaultPageSize: 5,
+    maxPageSize: 100,
+    maxExportEvents: 100,
+    maxExportBytes: 1 << 20,
+    rangeMergeBytes: 0,
+  };
+  const query = { start: "2026-06-06T00:00:00Z", end: "2026-06-07T00:00:00Z" };
+  const ids = (lines: Uint8Array[]) => lines.map((line) => JSON.parse(new TextDecoder().decode(line)).id);
+  const through = (cache: BlockCache | undefined, reader: VersionReader) =>
+    new AuditQueries(
+      new IndexReader(sql, names.schema),
+      reader,
+      new PageTokens("k".repeat(32)),
+      limits,
+      undefined,
+      cache,
+      5,
+    );
+
+  const listProxy = minioProxy(() => undefined);
+  const exportProxy = minioProxy(() => undefined);
+  proxies.push(listProxy, exportProxy);
+  const listReader = new VersionReader(s3At(listProxy.url), { maxAttempts: 1 });
+  const cache = new BlockCache(listReader, 1 << 20);
+  const listing = through(cache, listReader);
+  let pageToken = "";
+  const listed: string[] = [];
+  do {
+    const page = await listing.list(tenant, { query, pageSize: 5, pageToken });
+    listed.push(...ids(page.lines));
+    pageToken = page.nextPageToken;
+  } while (pageToken);
+  expect(listed).toEqual(records.map((r) => r.id));
+  expect(listProxy.requests).toBe(1);
+  const decodedBytes = records.reduce((sum, r) => sum + JSON.stringify(r).length + 1, 0);
+  expect(cache.bytes).toBe(decodedBytes);
+
+  // An export (5-row steps: four over this object) keeps its own decoded copy, and the list cache is not touched.
+  const exporting = through(undefined, new VersionReader(s3At(exportProxy.url), { maxAttempts: 1 }));
+  const chunks: Uint8Array[] = [];
+  for await (const answer of exporting.exportChunks(tenant, query)) chunks.push(answer.data);
+  const exported = Buffer.concat(chunks).toString().trimEnd().split("\n");
+  expect(exported.map((line) => JSON.parse(line).id)).toEqual(records.map((r) => r.id));
+  expect(exportProxy.requests).toBe(1);
+});
+
+test("a decoded gzip object over the budget is kept alone, and a failed whole read is not kept", async () => {
+  const records = Array.from({ length: 30 }, (_, i) =>
+    sampleRecord(`w-${i}`, "tenant-whole", Date.UTC(2026, 6, 7) + i),
+  );
+  await storeBatch(sql, s3, names, sealBatch(names.topic, 2, 0n, records), "gzip");
+  const [row] = await sql.unsafe(
+    `SELECT key, version_id FROM "${names.schema}".objects WHERE topic = $1 AND partition = 2`,
+    [names.topic],
+  );
+  const { key: gzKey, version_id: gzVersion } = row as { key: string; version_id: string };
+  const { proxy, cache } = cached(1024, 100, (n) =>
+    n === 1 ? new Response("<Error><Code>SlowDown</Code><Message>later</Message></Error>", { status: 503 }) : undefined,
+  );
+  const error = await rejectionOf(cache.whole(BUCKET, gzKey, gzVersion), AuditApiError);
+  expect(error.code).toBe("AUDIT_API_OBJECT_READ_FAILED");
+  expect(cache.bytes).toBe(0);
+  const decoded = await cache.whole(BUCKET, gzKey, gzVersion);
+  expect(Buffer.from(decoded).toString().split("\n")[0]).toBe(JSON.stringify(records[0]));
+  expect(cache.bytes).toBe(decoded.length); // over the 100-byte budget, but the newest entry stays
+  await cache.whole(BUCKET, gzKey, gzVersion);
+  expect(proxy.requests).toBe(2);
+});

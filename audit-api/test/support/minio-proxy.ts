@@ -18,7 +18,12 @@ export function minioProxy(answer: (n: number) => Response | "strip-range" | und
       const url = new URL(request.url);
       const headers = new Headers(request.headers);
       if (own === "strip-range") headers.delete("range");
-      const forwarded = await fetch(`${target}${url.pathname}${url.search}`, { headers, redirect: "manual" });
+      // Passed on as stored: a gzip object's bytes stay encoded, as its Content-Encoding header says.
+      const forwarded = await fetch(`${target}${url.pathname}${url.search}`, {
+        headers,
+        redirect: "manual",
+        decompress: false,
+      });
       return new Response(await forwarded.arrayBuffer(), { status: forwarded.status, headers: forwarded.headers });
     },
   });
