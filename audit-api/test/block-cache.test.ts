@@ -27,6 +27,21 @@ function cached(blockBytes: number, maxBytes: number, answer: Parameters<typeof 
   return { proxy, cache: new BlockCache(reader, maxBytes, blockBytes) };
 }
 
+/** The queries' limits: 5-event pages, no merging of neighbouring ranges (each run its own read). */
+const limits = {
+  defaultPageSize: 5,
+  maxPageSize: 100,
+  maxExportEvents: 100,
+  maxExportBytes: 1 << 20,
+  rangeMergeBytes: 0,
+};
+
+/** The query core over the test's index and `reader`, lists through `cache`, exports in `exportStep`-row steps. */
+function queriesThrough(reader: VersionReader, cache?: BlockCache, exportStep?: number): AuditQueries {
+  const tokens = new PageTokens("k".repeat(32));
+  return new AuditQueries(new IndexReader(sql, names.schema), reader, tokens, limits, undefined, cache, exportStep);
+}
+
 function same(bytes: Uint8Array, start: number, end: number): void {
   expect(Buffer.from(bytes).equals(content.subarray(start, end))).toBe(true);
 }
@@ -107,28 +122,11 @@ test("a list's page is read through the cache; an export reads past it", async (
   const T0 = Date.parse("2026-05-05T05:05:05Z");
   const records = Array.from({ length: 20 }, (_, i) => sampleRecord(`b-${String(i).padStart(2, "0")}`, tenant, T0 + i));
   await storeBatch(sql, s3, names, sealBatch(names.topic, 0, 0n, records));
-  const limits = {
-    defaultPageSize: 5,
-    maxPageSize: 100,
-    maxExportEvents: 100,
-    maxExportBytes: 1 << 20,
-    rangeMergeBytes: 0,
-  };
   const query = { start: "2026-05-05T00:00:00Z", end: "2026-05-06T00:00:00Z" };
   const make = () => {
     const reader = new VersionReader(s3);
     const cache = new BlockCache(reader, 1 << 20);
-    return {
-      cache,
-      queries: new AuditQueries(
-        new IndexReader(sql, names.schema),
-        reader,
-        new PageTokens("k".repeat(32)),
-        limits,
-        undefined,
-        cache,
-      ),
-    };
+    return { cache, queries: queriesThrough(reader, cache) };
   };
   const exporting = make();
   const exported = await exporting.queries.export(tenant, query);
@@ -147,32 +145,15 @@ test("a gzip object is read whole once: a list's later pages and an export's ste
   const T0 = Date.parse("2026-06-06T06:06:06Z");
   const records = Array.from({ length: 20 }, (_, i) => sampleRecord(`g-${String(i).padStart(2, "0")}`, tenant, T0 + i));
   await storeBatch(sql, s3, names, sealBatch(names.topic, 1, 0n, records), "gzip");
-  const limits = {
-    defaultPageSize: 5,
-    maxPageSize: 100,
-    maxExportEvents: 100,
-    maxExportBytes: 1 << 20,
-    rangeMergeBytes: 0,
-  };
   const query = { start: "2026-06-06T00:00:00Z", end: "2026-06-07T00:00:00Z" };
   const ids = (lines: Uint8Array[]) => lines.map((line) => JSON.parse(new TextDecoder().decode(line)).id);
-  const through = (cache: BlockCache | undefined, reader: VersionReader) =>
-    new AuditQueries(
-      new IndexReader(sql, names.schema),
-      reader,
-      new PageTokens("k".repeat(32)),
-      limits,
-      undefined,
-      cache,
-      5,
-    );
 
   const listProxy = minioProxy(() => undefined);
   const exportProxy = minioProxy(() => undefined);
   proxies.push(listProxy, exportProxy);
   const listReader = new VersionReader(s3At(listProxy.url), { maxAttempts: 1 });
   const cache = new BlockCache(listReader, 1 << 20);
-  const listing = through(cache, listReader);
+  const listing = queriesThrough(listReader, cache, 5);
   let pageToken = "";
   const listed: string[] = [];
   do {
@@ -186,7 +167,7 @@ test("a gzip object is read whole once: a list's later pages and an export's ste
   expect(cache.bytes).toBe(decodedBytes);
 
   // An export (5-row steps: four over this object) keeps its own decoded copy, and the list cache is not touched.
-  const exporting = through(undefined, new VersionReader(s3At(exportProxy.url), { maxAttempts: 1 }));
+  const exporting = queriesThrough(new VersionReader(s3At(exportProxy.url), { maxAttempts: 1 }), undefined, 5);
   const chunks: Uint8Array[] = [];
   for await (const answer of exporting.exportChunks(tenant, query)) chunks.push(answer.data);
   const exported = Buffer.concat(chunks).toString().trimEnd().split("\n");

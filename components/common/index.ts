@@ -8,7 +8,7 @@ export {
   type MetricsSource,
   serveMetrics,
 } from "./src/metrics-server.ts";
-export { readLines } from "./src/read-lines.ts";
+export { readJsonLines, readLines } from "./src/read-lines.ts";
 export {
   type RunnableService,
   type RunServiceOptions,

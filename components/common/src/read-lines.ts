@@ -32,3 +32,29 @@ export async function readLines(
     onError(error);
   }
 }
+
+/**
+ * `readLines` for a child that logs JSON lines (pino): each line that parses goes to `onJson`, any other (a crash
+ * trace, a runtime's warning) to `onText`.
+ */
+export function readJsonLines<T>(
+  stream: ReadableStream<Uint8Array>,
+  onJson: (value: T) => void,
+  onText: (line: string) => void,
+  onError: (error: unknown) => void,
+): Promise<void> {
+  return readLines(
+    stream,
+    (line) => {
+      let value: T;
+      try {
+        value = JSON.parse(line) as T;
+      } catch {
+        onText(line);
+        return;
+      }
+      onJson(value);
+    },
+    onError,
+  );
+}

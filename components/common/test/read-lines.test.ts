@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { readLines } from "../index.ts";
+import { readJsonLines, readLines } from "../index.ts";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 
@@ -73,4 +73,17 @@ test("an onLine that throws ends the read and goes to onError, on a middle line 
   const last: unknown[] = [];
   await readLines(streamOf([bytes("ok\nbad 2")]), refuse, (error) => last.push(error));
   expect(last.map(String)).toEqual(["Error: refused bad 2"]);
+});
+
+test("readJsonLines: lines that parse go to onJson, the others (a crash trace) to onText, in their order", async () => {
+  const values: unknown[] = [];
+  const texts: string[] = [];
+  await readJsonLines(
+    streamOf([bytes('{"event":"ready","port":1}\npanic: boom\n[1,2]\n{"half":')]),
+    (value) => values.push(value),
+    (text) => texts.push(text),
+    () => undefined,
+  );
+  expect(values).toEqual([{ event: "ready", port: 1 }, [1, 2]]);
+  expect(texts).toEqual(["panic: boom", '{"half":']);
 });

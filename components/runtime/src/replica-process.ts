@@ -1,4 +1,4 @@
-import { readLines, waitFor } from "@svc/common";
+import { readJsonLines, readLines, waitFor } from "@svc/common";
 import { metricValue } from "./metric-samples.ts";
 
 /** One JSON log line of a replica (pino): `event` marks the lines tests wait for. */
@@ -43,15 +43,10 @@ export class ReplicaProcess {
       stderr: "pipe",
     });
     const readFailed = (error: unknown) => this.stderr.push(`[pipe read failed: ${String(error)}]`);
-    void readLines(
+    void readJsonLines<ReplicaLine>(
       this.process.stdout as ReadableStream<Uint8Array>,
-      (line) => {
-        try {
-          this.lines.push(JSON.parse(line) as ReplicaLine);
-        } catch {
-          this.stderr.push(line);
-        }
-      },
+      (line) => this.lines.push(line),
+      (text) => this.stderr.push(text),
       readFailed,
     );
     void readLines(this.process.stderr as ReadableStream<Uint8Array>, (line) => this.stderr.push(line), readFailed);

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { type Client, credentials, Metadata, makeGenericClientConstructor, type ServiceError } from "@grpc/grpc-js";
-import { readLines, waitFor } from "@svc/common";
+import { readJsonLines, readLines, waitFor } from "@svc/common";
 import { DemoService } from "../../demo/demo-service.ts";
 
 const MAIN = join(import.meta.dir, "../../demo/main.ts");
@@ -50,15 +50,10 @@ export class DemoReplica {
       stderr: "pipe",
     });
     const readFailed = (error: unknown) => this.stderr.push(`[pipe read failed: ${String(error)}]`);
-    void readLines(
+    void readJsonLines<DemoLine>(
       this.process.stdout as ReadableStream<Uint8Array>,
-      (line) => {
-        try {
-          this.lines.push(JSON.parse(line) as DemoLine);
-        } catch {
-          this.stderr.push(line);
-        }
-      },
+      (line) => this.lines.push(line),
+      (text) => this.stderr.push(text),
       readFailed,
     );
     void readLines(this.process.stderr as ReadableStream<Uint8Array>, (line) => this.stderr.push(line), readFailed);
