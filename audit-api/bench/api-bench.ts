@@ -1,10 +1,12 @@
 /**
  * `bun run bench:api [--bulk-events N] [--real-events M] [--seconds S] [--concurrency C] [--no-duckdb]
- * [--fresh-rate R] [--fresh-seconds F] [--object-cache-mib C] [--export-only] [--export-client curl|fetch]` (F = 0:
+ * [--fresh-rate R] [--fresh-seconds F] [--object-cache-mib C] [--export-only] [--export-client curl|fetch]
+ * [--compression none|gzip]` (F = 0:
  * no freshness run; C: the API's block cache for lists, SVC_AUDIT_API_OBJECT_CACHE_BYTES, default the API's 64;
  * 0 = every page a GET; `--export-only`: only the export section, and the freshness run unless F = 0;
  * `--export-client`: who reads the export — `curl` (default), a process of its own as a SIEM's client would be, or
- * `fetch` in the bench's process, which then shares the API's JavaScript thread): the audit API's goals of issue 8 on
+ * `fetch` in the bench's process, which then shares the API's JavaScript thread; `--compression`: the real records'
+ * objects as the writer's SVC_AUDIT_OBJECT_COMPRESSION would store them): the audit API's goals of issue 8 on
  * the local stack, with auth on (a Keycloak token of a realm seeded here):
  *
  * - total_count over N stored events (p50/p99, whole range with partial-minute ends; and with a principal filter),
@@ -46,11 +48,17 @@ const { values: args } = parseArgs({
     "object-cache-mib": { type: "string" },
     "export-only": { type: "boolean", default: false },
     "export-client": { type: "string", default: "curl" },
+    compression: { type: "string", default: "none" },
   },
 });
 const EXPORT_CLIENT = args["export-client"];
 if (EXPORT_CLIENT !== "curl" && EXPORT_CLIENT !== "fetch") {
   console.error(`bench:api: --export-client is curl or fetch (got ${JSON.stringify(EXPORT_CLIENT)})`);
+  process.exit(2);
+}
+const COMPRESSION = args.compression;
+if (COMPRESSION !== "none" && COMPRESSION !== "gzip") {
+  console.error(`bench:api: --compression is none or gzip (got ${JSON.stringify(COMPRESSION)})`);
   process.exit(2);
 }
 const BULK = Number(args["bulk-events"]);
@@ -157,7 +165,7 @@ try {
     const sealed = batch.seal();
     const object = await putBatchObject(
       s3,
-      { bucket: "svc-audit", keyPrefix, retentionDays: 1, compression: "none" },
+      { bucket: "svc-audit", keyPrefix, retentionDays: 1, compression: COMPRESSION },
       sealed,
     );
     await writeBatchIndex(sql, schema, sealed, object);
