@@ -11,7 +11,13 @@ export { type IndexFields, indexFields } from "./src/index-fields.ts";
 export { ensureIndexSchema, INDEX_SCHEMA_VERSION, INDEX_TABLES, indexSchemaDdl } from "./src/index-schema.ts";
 export { objectKey } from "./src/object-key.ts";
 export { type OffsetGap, OffsetGapWatch, type PartitionPosition } from "./src/offset-gaps.ts";
-export { type IndexedEvent, PartitionBatch, type SealedBatch } from "./src/partition-batch.ts";
+export {
+  type ClosedBatch,
+  type IndexedEvent,
+  PartitionBatch,
+  readIndexFields,
+  type SealedBatch,
+} from "./src/partition-batch.ts";
 export { putBatchObject, type WrittenObject } from "./src/put-batch-object.ts";
 export {
   type BatchWritten,

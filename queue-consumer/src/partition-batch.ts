@@ -14,8 +14,11 @@ export interface IndexedEvent {
   byte_length: number;
 }
 
-/** A closed batch: the JSONL body and the index rows, ready to be written. */
-export interface SealedBatch {
+/**
+ * A closed batch as it waits to be written: the JSONL body and where each line ends, no index fields yet (they are
+ * read by `readIndexFields` when the batch's write starts).
+ */
+export interface ClosedBatch {
   topic: string;
   partition: number;
   firstOffset: bigint;
@@ -24,6 +27,16 @@ export interface SealedBatch {
   firstTimestampMs: number;
   /** Uncompressed JSONL, one line per record, in offset order. */
   body: Buffer;
+  /** Byte length of each line (without its newline), in offset order: a record's value may hold a newline. */
+  lineLengths: Uint32Array;
+  /** Lines in the object. */
+  records: number;
+  /** When the batch's first record arrived (monotonic ms). */
+  openedAt: number;
+}
+
+/** A closed batch with its index rows, ready to be written. */
+export interface SealedBatch extends ClosedBatch {
   /** Index rows, one per distinct event id (the first line of an id that appears twice in the batch). */
   events: IndexedEvent[];
   /** Lines that are not an indexable record (kept in the object, not in the index). */
@@ -33,41 +46,73 @@ export interface SealedBatch {
    * holds a quote or a backslash and the array literals need no escaping (`textArrayLiteral`).
    */
   backslashes: boolean;
-  /** Lines in the object. */
-  records: number;
   minTime: string | undefined;
   maxTime: string | undefined;
-  /** When the batch's first record arrived (monotonic ms). */
-  openedAt: number;
+}
+
+/**
+ * Reads the index fields of a closed batch's lines (docs/audit-storage.md, "Index"). The writer calls it when the
+ * batch's write starts, not as records arrive: a batch waiting in the buffer then holds its bytes only. Parsed
+ * fields held per waiting record (an object, seven strings and a set entry, ~350 bytes of heap per 400-byte line)
+ * were half of the writer's memory at 50k events/s (queue-consumer/README.md, "Memory").
+ */
+export function readIndexFields(batch: ClosedBatch): SealedBatch {
+  const events: IndexedEvent[] = [];
+  const ids = new Set<string>();
+  let unindexable = 0;
+  let minMs = Number.POSITIVE_INFINITY;
+  let maxMs = Number.NEGATIVE_INFINITY;
+  let minTime: string | undefined;
+  let maxTime: string | undefined;
+  let start = 0;
+  for (const length of batch.lineLengths) {
+    const fields = indexFields(batch.body.subarray(start, start + length));
+    if (fields === undefined) {
+      unindexable += 1;
+    } else if (!ids.has(fields.id)) {
+      ids.add(fields.id);
+      events.push({
+        id: fields.id,
+        tenant_id: fields.tenant_id,
+        time: fields.time,
+        principal_id: fields.principal_id,
+        action: fields.action,
+        result: fields.result,
+        resource: fields.resource,
+        byte_start: start,
+        byte_length: length,
+      });
+      if (fields.timeMs < minMs) [minMs, minTime] = [fields.timeMs, fields.time];
+      if (fields.timeMs > maxMs) [maxMs, maxTime] = [fields.timeMs, fields.time];
+    }
+    start += length + 1;
+  }
+  return { ...batch, events, unindexable, backslashes: batch.body.includes(0x5c), minTime, maxTime };
 }
 
 /** Capacity of a batch's buffer when the caller gives none; it doubles as lines arrive. */
 const DEFAULT_CAPACITY = 1024 * 1024;
+/** Lines a batch's length table holds before it doubles. */
+const INITIAL_LINES = 4096;
 
 /**
  * The open batch of one partition: records in offset order until the first of max bytes, max records or max age
- * since the first record is reached (docs/audit-storage.md, "Objects"). Index fields are read as each record
- * arrives, so sealing only hands the bytes over.
+ * since the first record is reached (docs/audit-storage.md, "Objects"). Only the bytes and each line's length are
+ * kept while it is open and while it waits to be written (`close`); the index fields are read at write time
+ * (`readIndexFields`, or `seal` for both at once).
  *
  * The lines are copied out of Kafka's fetch buffers (so those are freed at once) into one buffer of `capacity`
- * bytes, which the sealed batch's body is a view of: no second copy at seal. The writer gives its batch size plus
+ * bytes, which the closed batch's body is a view of: no second copy at close. The writer gives its batch size plus
  * one line's room; the pages of a large buffer are only taken as lines are written into it, so an open batch costs
  * what it holds. A batch that outgrows its buffer moves to one twice as large.
  */
 export class PartitionBatch {
   private buffer: Buffer;
+  private lengths = new Uint32Array(INITIAL_LINES);
   private count = 0;
-  private readonly events: IndexedEvent[] = [];
-  private readonly ids = new Set<string>();
-  private unindexable = 0;
-  private backslashes = false;
   private firstOffset = -1n;
   private lastOffset = -1n;
   private firstTimestampMs = 0;
-  private minMs = Number.POSITIVE_INFINITY;
-  private maxMs = Number.NEGATIVE_INFINITY;
-  private minTime: string | undefined;
-  private maxTime: string | undefined;
   /** JSONL bytes, newlines included. */
   bytes = 0;
   /** Monotonic time the first record arrived; 0 while empty. */
@@ -92,24 +137,20 @@ export class PartitionBatch {
       this.firstTimestampMs = timestampMs;
     }
     this.lastOffset = offset;
-    if (!this.backslashes && value.includes(0x5c)) this.backslashes = true;
-    const fields = indexFields(value);
-    if (fields === undefined) {
-      this.unindexable += 1;
-    } else if (!this.ids.has(fields.id)) {
-      this.ids.add(fields.id);
-      this.events.push({ ...fields, byte_start: this.bytes, byte_length: value.length });
-      if (fields.timeMs < this.minMs) [this.minMs, this.minTime] = [fields.timeMs, fields.time];
-      if (fields.timeMs > this.maxMs) [this.maxMs, this.maxTime] = [fields.timeMs, fields.time];
-    }
     const need = value.length + 1;
     if (this.buffer.length - this.bytes < need) {
       const grown = Buffer.allocUnsafeSlow(Math.max(2 * this.buffer.length, this.bytes + need));
       this.buffer.copy(grown, 0, 0, this.bytes);
       this.buffer = grown;
     }
+    if (this.count === this.lengths.length) {
+      const grown = new Uint32Array(2 * this.lengths.length);
+      grown.set(this.lengths);
+      this.lengths = grown;
+    }
     value.copy(this.buffer, this.bytes);
     this.buffer[this.bytes + value.length] = 0x0a;
+    this.lengths[this.count] = value.length;
     this.count += 1;
     this.bytes += need;
   }
@@ -123,23 +164,24 @@ export class PartitionBatch {
     return this.count > 0 && now - this.openedAt >= maxAgeMs;
   }
 
-  seal(): SealedBatch {
+  /** The batch's bytes, to be written later; its index fields are read then (`readIndexFields`). */
+  close(): ClosedBatch {
     if (this.count === 0) throw new Error("an empty batch cannot be sealed");
-    const body = this.buffer.subarray(0, this.bytes);
     return {
       topic: this.topic,
       partition: this.partition,
       firstOffset: this.firstOffset,
       lastOffset: this.lastOffset,
       firstTimestampMs: this.firstTimestampMs,
-      body,
-      events: this.events,
-      unindexable: this.unindexable,
-      backslashes: this.backslashes,
+      body: this.buffer.subarray(0, this.bytes),
+      lineLengths: this.lengths.subarray(0, this.count),
       records: this.count,
-      minTime: this.minTime,
-      maxTime: this.maxTime,
       openedAt: this.openedAt,
     };
+  }
+
+  /** `close` and `readIndexFields` at once. */
+  seal(): SealedBatch {
+    return readIndexFields(this.close());
   }
 }

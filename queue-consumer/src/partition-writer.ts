@@ -1,8 +1,8 @@
 import { QueueConsumerError } from "./errors.ts";
-import { PartitionBatch, type SealedBatch } from "./partition-batch.ts";
+import { type ClosedBatch, PartitionBatch } from "./partition-batch.ts";
 
-/** Writes one sealed batch durably (PUT, index, commit); rejects with `QUEUE_CONSUMER_ABORTED` once `signal` aborts. */
-export type WriteBatch = (batch: SealedBatch, signal: AbortSignal) => Promise<void>;
+/** Writes one closed batch durably (PUT, index, commit); rejects with `QUEUE_CONSUMER_ABORTED` once `signal` aborts. */
+export type WriteBatch = (batch: ClosedBatch, signal: AbortSignal) => Promise<void>;
 
 export interface PartitionWriterHooks {
   write: WriteBatch;
@@ -20,7 +20,7 @@ export interface PartitionWriterHooks {
  */
 export class PartitionWriter {
   private open: PartitionBatch;
-  private readonly queue: SealedBatch[] = [];
+  private readonly queue: ClosedBatch[] = [];
   private readonly abort = new AbortController();
   private running: Promise<void> | undefined;
   /** Offset of the next record this writer takes; -1 until the first one. */
@@ -66,7 +66,7 @@ export class PartitionWriter {
   /** Closes the open batch (if any) and starts writing it after the ones before it. */
   seal(): void {
     if (this.revoked || this.open.size === 0) return;
-    this.queue.push(this.open.seal());
+    this.queue.push(this.open.close());
     this.open = new PartitionBatch(this.topic, this.partition, this.batchCapacity);
     this.running ??= this.drain().finally(() => {
       this.running = undefined;

@@ -9,7 +9,7 @@ import { ConsumerMetrics } from "./consumer-metrics.ts";
 import { QueueConsumerError } from "./errors.ts";
 import { ensureIndexSchema } from "./index-schema.ts";
 import { type OffsetGap, OffsetGapWatch } from "./offset-gaps.ts";
-import type { SealedBatch } from "./partition-batch.ts";
+import { type ClosedBatch, readIndexFields } from "./partition-batch.ts";
 import { PartitionWriter } from "./partition-writer.ts";
 import { putBatchObject, type WrittenObject } from "./put-batch-object.ts";
 import { retryWithBackoff } from "./retry-with-backoff.ts";
@@ -159,7 +159,9 @@ export async function startConsumer(
     }
   };
 
-  const writeBatch = async (batch: SealedBatch, signal: AbortSignal): Promise<void> => {
+  const writeBatch = async (closed: ClosedBatch, signal: AbortSignal): Promise<void> => {
+    // The index fields are read now, not as the records arrived: a batch that waits holds its bytes only.
+    const batch = readIndexFields(closed);
     const where = `${batch.topic}/${batch.partition}@${batch.firstOffset}`;
     const object = await retryWithBackoff(
       `PUT ${where}`,

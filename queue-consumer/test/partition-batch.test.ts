@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { indexFields, objectKey, PartitionBatch } from "../index.ts";
+import { indexFields, objectKey, PartitionBatch, readIndexFields } from "../index.ts";
 import { recordLine } from "./helpers.ts";
 
 const line = (id: string, tenant = "t1", time = "2026-11-23T09:15:00.123Z") =>
@@ -61,6 +61,55 @@ describe("PartitionBatch", () => {
     const sealed = batch.seal();
     expect(sealed.backslashes).toBe(true);
     expect(sealed.events.at(-1)?.action).toBe('say "hi"');
+  });
+
+  test("an open or closed batch holds bytes only: its index fields are read when the batch is written", () => {
+    const batch = new PartitionBatch("t", 0, 64);
+    const values = [line("a"), Buffer.from("not json"), line("a"), line("b", "t2", "2026-11-23T09:14:00Z")];
+    const parse = JSON.parse;
+    let parsed = 0;
+    JSON.parse = (text: string, reviver?: (this: unknown, key: string, value: unknown) => unknown) => {
+      parsed += 1;
+      return parse(text, reviver);
+    };
+    try {
+      // More lines than the first length table holds, so it grows as the buffer does.
+      for (let i = 0; i < 5_000; i++) batch.add(values[i % values.length] as Buffer, BigInt(i), 0, 1);
+      const closed = batch.close();
+      expect(parsed).toBe(0);
+      expect(Object.keys(closed)).not.toContain("events");
+      expect(closed.lineLengths.length).toBe(5_000);
+      const sealed = readIndexFields(closed);
+      expect(parsed).toBe(5_000);
+      expect(sealed.records).toBe(5_000);
+      expect(sealed.events.map((event) => event.id)).toEqual(["a", "b"]);
+      expect(sealed.unindexable).toBe(1_250);
+      expect(sealed.minTime).toBe("2026-11-23T09:14:00Z");
+      const b = sealed.events[1];
+      expect(sealed.body.subarray(b?.byte_start, (b?.byte_start ?? 0) + (b?.byte_length ?? 0)).toString()).toBe(
+        (values[3] as Buffer).toString(),
+      );
+    } finally {
+      JSON.parse = parse;
+    }
+  });
+
+  test("a record whose value holds a raw newline (JSON whitespace) keeps its own byte range", () => {
+    const batch = new PartitionBatch("t", 0);
+    const split = Buffer.from(line("m").toString().replace(",", ",\n"));
+    batch.add(line("n"), 0n, 0, 1);
+    batch.add(split, 1n, 0, 1);
+    batch.add(line("o"), 2n, 0, 1);
+    const sealed = batch.seal();
+    expect(split.includes(0x0a)).toBe(true);
+    expect(sealed.records).toBe(3);
+    expect(sealed.unindexable).toBe(0);
+    const n = line("n").length;
+    expect(sealed.events.map((event) => [event.id, event.byte_start, event.byte_length])).toEqual([
+      ["n", 0, n],
+      ["m", n + 1, split.length],
+      ["o", n + split.length + 2, line("o").length],
+    ]);
   });
 
   test("closes by bytes, records and age", () => {
