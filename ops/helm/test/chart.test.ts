@@ -181,6 +181,9 @@ test("compute and shaper on k8s-lease are StatefulSets (stable identity); withou
   expect(binding.subjects?.map((s) => s.name).sort()).toEqual([name("backend"), name("orchestrator")]);
 });
 
+/** Names read by Bun itself, not by a service's settings: JavaScriptCore's heap sizing (agent, queue-consumer). */
+const RUNTIME_NAMES = new Set(["BUN_JSC_forceRAMSize"]);
+
 describe("every container's env", () => {
   for (const w of workloads) {
     const spec = podSpec(w);
@@ -204,7 +207,9 @@ describe("every container's env", () => {
             clientSecret: (await Bun.file(file).text()).trim(),
           });
         }
-        const unknown = Object.keys(env).filter((n) => n !== "HOSTNAME" && !known.has(n) && !credentials.includes(n));
+        const unknown = Object.keys(env).filter(
+          (n) => n !== "HOSTNAME" && !RUNTIME_NAMES.has(n) && !known.has(n) && !credentials.includes(n),
+        );
         expect(unknown).toEqual([]);
       });
     }
@@ -299,6 +304,16 @@ test("the audit API's Service: gRPC 50052 and the REST port; endpoint's agent sh
     c.volumeMounts?.find((m) => (endpointEnv.SVC_AUDIT_LOG_FILE ?? "").startsWith(`${m.mountPath}/`));
   expect(mountOf(agent)?.name).toBe(mountOf(container(spec, "endpoint"))?.name);
   expect(spec.volumes?.find((v) => v.name === mountOf(agent)?.name)?.emptyDir).toBeDefined();
+});
+
+test("the agent and the audit writers: JavaScriptCore's heap sized for their memory budget, not the node's RAM", () => {
+  const envOf = (c: V1Container) => Object.fromEntries((c.env ?? []).map((e) => [e.name, e.value]));
+  const agent = container(podSpec(workload(manifests, name("endpoint"))), "audit-agent");
+  expect(envOf(agent).BUN_JSC_forceRAMSize).toBe(String(256 * 2 ** 20));
+  for (const writer of ["queue-consumer-audit", "queue-consumer-kms-audit"]) {
+    const env = envOf(container(podSpec(workload(manifests, name(writer))), "queue-consumer"));
+    expect(env.BUN_JSC_forceRAMSize).toBe(String(256 * 2 ** 20));
+  }
 });
 
 describe("RBAC", () => {

@@ -180,6 +180,8 @@ and is stopped after it, so the last records written are shipped. Args: root, so
       value: "0.0.0.0"
     - name: SVC_AGENT_LOG_LEVEL
       value: {{ $root.Values.agent.logLevel | quote }}
+    - name: BUN_JSC_forceRAMSize
+      value: {{ $root.Values.agent.jscRamBytes | int64 | quote }}
     {{- include "svc.extraEnv" $root.Values.agent.extraEnv | nindent 4 }}
   ports:
     - { name: agent-metrics, containerPort: {{ $root.Values.agent.metricsPort }} }
