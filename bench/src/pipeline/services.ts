@@ -1,5 +1,6 @@
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { jscHeapEnv } from "@svc/stack";
 import { spawnTracked, type TrackedProcess } from "../spawn-tracked.ts";
 
 /** The repository root (bench/src/pipeline → ../../..). */
@@ -13,20 +14,6 @@ export const CONSUMER_MAIN = join(REPO_ROOT, "queue-consumer/src/main.ts");
  */
 function bunFlags(): string[] {
   return (process.env.SVC_BENCH_BUN_FLAGS ?? "").split(" ").filter((flag) => flag !== "");
-}
-
-/**
- * `BUN_JSC_forceRAMSize` of each service as deployed (ops/helm/svc/values.yaml, `agent.jscRamBytes` and
- * `queueConsumer.jscRamBytes`): the RAM size JavaScriptCore sizes its collector's heap growth for. Unset, JSC sizes
- * it for the whole machine and lets garbage grow to several times the live heap (agent/README.md, "Memory";
- * queue-consumer/README.md, "Memory"). `SVC_BENCH_AGENT_JSC_RAM` / `SVC_BENCH_CONSUMER_JSC_RAM` override it for a
- * comparison (bytes; `0` = JSC's default, the machine's RAM).
- */
-export const AGENT_JSC_RAM_BYTES = 256 * 2 ** 20;
-export const CONSUMER_JSC_RAM_BYTES = 256 * 2 ** 20;
-
-function jscRam(override: string | undefined, deployed: number): Record<string, string> {
-  return { BUN_JSC_forceRAMSize: override ?? String(deployed) };
 }
 
 /** Whether our two services exist yet (the bench runs the peer rows without them). */
@@ -55,7 +42,9 @@ export function spawnAgent(run: AgentRun): TrackedProcess {
       SVC_AGENT_DLQ_TOPIC: run.dlqTopic,
       SVC_AGENT_LOG_LEVEL: "warn",
       SVC_AGENT_POLL_MS: "20",
-      ...jscRam(process.env.SVC_BENCH_AGENT_JSC_RAM, AGENT_JSC_RAM_BYTES),
+      // Heap sized as deployed (jscHeapEnv); SVC_BENCH_AGENT_JSC_RAM / SVC_BENCH_CONSUMER_JSC_RAM override it for a
+      // comparison (bytes, 0 = JSC's default).
+      ...jscHeapEnv(process.env.SVC_BENCH_AGENT_JSC_RAM),
       ...run.env,
     },
   });
@@ -93,7 +82,7 @@ export function spawnConsumer(run: ConsumerRun, name = "consumer"): TrackedProce
       SVC_AUDIT_INDEX_SCHEMA: run.indexSchema,
       SVC_AUDIT_BATCH_MAX_AGE_MS: String(run.batchMaxAgeMs),
       SVC_AUDIT_LOG_LEVEL: "warn",
-      ...jscRam(process.env.SVC_BENCH_CONSUMER_JSC_RAM, CONSUMER_JSC_RAM_BYTES),
+      ...jscHeapEnv(process.env.SVC_BENCH_CONSUMER_JSC_RAM),
       ...run.env,
     },
   });

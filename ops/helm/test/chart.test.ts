@@ -11,6 +11,7 @@ import { ENDPOINT } from "@svc/endpoint";
 import { HealthState, healthRoutes } from "@svc/health";
 import { ORCHESTRATOR, parseOrchestratorConfig } from "@svc/orchestrator";
 import { SHAPER, SHAPER_TERMINATION_GRACE_SECONDS } from "@svc/shaper";
+import { jscHeapEnv } from "@svc/stack";
 import { tempDir } from "@svc/testkit";
 import { CHART_DIR, KUBE_VERSION, runHelm, setArgs, templateChart } from "../index.ts";
 import {
@@ -306,13 +307,14 @@ test("the audit API's Service: gRPC 50052 and the REST port; endpoint's agent sh
   expect(spec.volumes?.find((v) => v.name === mountOf(agent)?.name)?.emptyDir).toBeDefined();
 });
 
-test("the agent and the audit writers: JavaScriptCore's heap sized for their memory budget, not the node's RAM", () => {
+test("the agent and the audit writers: JavaScriptCore's heap sized as the local stack sizes it, not for the node's RAM", () => {
   const envOf = (c: V1Container) => Object.fromEntries((c.env ?? []).map((e) => [e.name, e.value]));
+  const sized = jscHeapEnv().BUN_JSC_forceRAMSize;
   const agent = container(podSpec(workload(manifests, name("endpoint"))), "audit-agent");
-  expect(envOf(agent).BUN_JSC_forceRAMSize).toBe(String(256 * 2 ** 20));
+  expect(envOf(agent).BUN_JSC_forceRAMSize).toBe(sized);
   for (const writer of ["queue-consumer-audit", "queue-consumer-kms-audit"]) {
     const env = envOf(container(podSpec(workload(manifests, name(writer))), "queue-consumer"));
-    expect(env.BUN_JSC_forceRAMSize).toBe(String(256 * 2 ** 20));
+    expect(env.BUN_JSC_forceRAMSize).toBe(sized);
   }
 });
 

@@ -10,6 +10,19 @@ import { postgres } from "./postgres.ts";
  * the KMS's instance (`--kms-audit`) and the endpoints' (`--services`): the same programs with other settings.
  */
 
+/**
+ * `BUN_JSC_forceRAMSize` of the agent and the writer, as deployed (ops/helm/svc/values.yaml, `agent.jscRamBytes`,
+ * `queueConsumer.jscRamBytes`): the RAM JavaScriptCore sizes its collector's heap growth for. Unset, it sizes for the
+ * whole machine and garbage grows to several times the live heap (agent/README.md and queue-consumer/README.md,
+ * "Memory"). Bun reads it at start, so it is the launcher's to set.
+ */
+export const AUDIT_DAEMON_JSC_RAM_BYTES = 256 * 2 ** 20;
+
+/** The launch environment that sizes a daemon's heap for `bytes` of RAM. */
+export const jscHeapEnv = (bytes: number | string = AUDIT_DAEMON_JSC_RAM_BYTES): Record<string, string> => ({
+  BUN_JSC_forceRAMSize: String(bytes),
+});
+
 export const healthUrl = (port: number) => `http://127.0.0.1:${port}/health`;
 export const stackBrokers = (ctx: StackContext) => kafka.exports(ctx).SVC_STACK_KAFKA_BROKERS ?? "";
 
@@ -54,6 +67,7 @@ function agentEnv(ctx: StackContext, agent: AgentSettings): Record<string, strin
     ...(agent.clientId ? { SVC_AGENT_CLIENT_ID: agent.clientId } : {}),
     SVC_AGENT_METRICS_PORT: String(agent.metricsPort),
     SVC_AGENT_METRICS_HOST: "127.0.0.1",
+    ...jscHeapEnv(),
   };
 }
 
@@ -73,6 +87,7 @@ function writerEnv(ctx: StackContext, instance: AuditInstance, metricsPort: numb
     SVC_AUDIT_INDEX_SCHEMA: instance.indexSchema,
     SVC_AUDIT_METRICS_PORT: String(metricsPort),
     SVC_AUDIT_METRICS_HOST: "127.0.0.1",
+    ...jscHeapEnv(),
   };
 }
 
