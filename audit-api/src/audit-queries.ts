@@ -56,11 +56,11 @@ export function recordsOf(lines: readonly Uint8Array[]): StoredRecord[] {
 
 /** Checks that `line` holds the event the index names (`checkLineId`'s errors). */
 function checkLine(line: Uint8Array, location: EventLocation): void {
-  checkLineId(line, location.id, {
+  checkLineId(line, location.id, () => ({
     key: location.key,
     versionId: location.versionId,
     bytes: `${location.byteStart}+${location.byteLength}`,
-  });
+  }));
 }
 
 /**

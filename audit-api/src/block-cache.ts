@@ -103,9 +103,12 @@ export class BlockCache {
       const fetched = this.reader.read(bucket, key, versionId, { start: (first + i) * size, end: (first + j) * size });
       /** Each block of the run: its id and where it starts in the GET's bytes. */
       const blocks: { id: string; block: Block; offset: number }[] = [];
+      // A GET of one block is that block (no copy); a longer one is cut into copies, so that a block dropped frees
+      // its bytes instead of keeping the whole GET's buffer alive under a budget that counts blocks.
+      const cut = j - i === 1 ? (all: Uint8Array) => all : (all: Uint8Array, at: number) => all.slice(at, at + size);
       for (let k = i; k < j; k++) {
         const offset = (k - i) * size;
-        const block: Block = { bytes: fetched.then((all) => all.slice(offset, offset + size)), size };
+        const block: Block = { bytes: fetched.then((all) => cut(all, offset)), size };
         block.bytes.catch(() => {}); // the reader awaits it below
         blocks.push({ id: `${prefix}${first + k}`, block, offset });
         parts[k] = block.bytes;

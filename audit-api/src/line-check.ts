@@ -51,8 +51,9 @@ function parseLine(line: Uint8Array, id: string, source: LineSource): void {
 
 /**
  * Checks that `line` (no newline) holds the event `id` the index names (`parseLine`'s errors), parsing only when the
- * cheap check fails.
+ * cheap check fails. `source` is asked for only then: a page checks 100 lines per call, and describing each line's
+ * range up front cost more than the check.
  */
-export function checkLineId(line: Uint8Array, id: string, source: LineSource): void {
-  if (!startsWithId(line, id)) parseLine(line, id, source);
+export function checkLineId(line: Uint8Array, id: string, source: () => LineSource): void {
+  if (!startsWithId(line, id)) parseLine(line, id, source());
 }

@@ -53,7 +53,7 @@ export function checkRun(bytes: Uint8Array, run: EventRun): RunBytes {
     }
   }
   if (lines !== run.lines) throw mismatch(run, `${lines} lines where the index has ${run.lines} events`);
-  const source = { key: run.key, versionId: run.versionId, bytes: `${run.start}-${run.end}` };
+  const source = () => ({ key: run.key, versionId: run.versionId, bytes: `${run.start}-${run.end}` });
   checkLineId(bytes.subarray(0, bytes.indexOf(0x0a)), run.firstId, source);
   checkLineId(bytes.subarray(lastStart, bytes.length - 1), run.last.id, source);
   return { bytes, lines, marks };
