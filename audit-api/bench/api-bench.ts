@@ -11,7 +11,8 @@
  *
  * - total_count over N stored events (p50/p99, whole range with partial-minute ends; and with a principal filter),
  *   with the API's kept rollup sum and cold (each call's whole minutes new);
- * - a page of 100 (p50/p99, random positions), list calls/s at concurrency C, export MB/s (REST, streamed);
+ * - a page of 100 (p50/p99, random positions), list calls/s at concurrency C (the load from list-load.ts, a process
+ *   of its own), export MB/s (REST, streamed); per call and per MiB the CPU of the API, PostgreSQL and MinIO;
  * - the peer: DuckDB `read_json` counting the same real records from local JSONL files (the objects' bytes);
  * - freshness: written → listed, p50/p99, at R records/s for F s (freshness-section.ts).
  *
@@ -33,7 +34,8 @@ import { SQL } from "bun";
 import { pino } from "pino";
 import { parseAuditApiConfig, startAuditApi } from "../index.ts";
 import { measureFreshness } from "./freshness-section.ts";
-import { apiBackendsCpu } from "./pg-cpu.ts";
+import type { ListLoadResult, ListLoadSettings } from "./list-load.ts";
+import { apiBackendsCpu, stackServerCpu } from "./pg-cpu.ts";
 import { quantile } from "./quantile.ts";
 
 const { values: args } = parseArgs({
@@ -124,6 +126,24 @@ async function exportWithCurl(url: string, head: Record<string, string>, body: s
   return { bytes: Number(bytes), seconds: Number(seconds) };
 }
 
+/** The list-rate load, run by list-load.ts in a process of its own (its settings, the token among them, on stdin). */
+async function listLoad(settings: ListLoadSettings): Promise<ListLoadResult> {
+  const child = Bun.spawn([process.execPath, join(import.meta.dir, "list-load.ts")], {
+    stdin: new Blob([JSON.stringify(settings)]),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [out, err, code] = await Promise.all([
+    new Response(child.stdout).text(),
+    new Response(child.stderr).text(),
+    child.exited,
+  ]);
+  if (code !== 0) throw new Error(`list-load.ts: exit ${code}: ${err.slice(0, 500)}`);
+  const result = JSON.parse(out) as ListLoadResult;
+  if (result.failure !== undefined) throw new Error(`list-load.ts: ${result.failure}`);
+  return result;
+}
+
 const sql = new SQL({ url: stack.postgresUrl, max: 4 });
 const s3 = new S3Client({
   endpoint: stack.s3.endpoint,
@@ -203,7 +223,7 @@ try {
       [tenant],
     );
   }
-  await sql.unsafe(`ANALYZE "${schema}".events; ANALYZE "${schema}".counts; ANALYZE "${schema}".counts_hour`);
+  await sql.unsafe(`VACUUM (ANALYZE) "${schema}".events, "${schema}".counts, "${schema}".counts_hour`);
 
   /** The API's settings, for the measured replica and the freshness run's. */
   const apiEnv: Record<string, string> = {
@@ -270,6 +290,12 @@ try {
       const per = (us: number) => (us / 1000 / unit).toFixed(digits);
       return `${per(used.user + used.system)} ms (sys ${per(used.system)})`;
     };
+    /** MinIO's CPU since `since` per `unit` calls or MiB (its process on this machine), or why it is not known. */
+    const minioPer = (since: number | undefined, unit: number, digits: number) => {
+      const now = stackServerCpu("minio");
+      if (since === undefined || now === undefined) return "unknown (no MinIO pid file under SVC_STACK_STATE_DIR)";
+      return `${((now - since) / unit).toFixed(digits)} ms`;
+    };
     const realRange = () => {
       const start = REAL_START + Math.floor(Math.random() * (REAL_SPAN_MS - 600_000));
       return { start_time: iso(start), end_time: iso(REAL_START + REAL_SPAN_MS) };
@@ -326,32 +352,36 @@ try {
         `p99 ${ms(quantile(page, 99))}`,
       ]);
 
-      let calls = 0;
       const listPg = await apiBackendsCpu(sql);
+      const listMinio = stackServerCpu("minio");
       section("list calls/s");
       const listCpu = process.cpuUsage();
-      const until = performance.now() + SECONDS * 1000;
-      await Promise.all(
-        Array.from({ length: CONCURRENCY }, async () => {
-          while (performance.now() < until) {
-            await list(tenant, { ...realRange(), page_size: 100 });
-            calls++;
-          }
-        }),
-      );
+      const load = await listLoad({
+        url: `${base}/v2/audit/events`,
+        headers: headers(tenant),
+        start: REAL_START,
+        span: REAL_SPAN_MS,
+        window: 600_000,
+        concurrency: CONCURRENCY,
+        seconds: SECONDS,
+      });
       section("");
+      const calls = load.calls;
       results.push([
-        `list calls/s (page of 100, ${CONCURRENCY} concurrent)`,
+        `list calls/s (page of 100, ${CONCURRENCY} concurrent, client in its own process)`,
         `${(calls / SECONDS).toFixed(0)} /s`,
-        `process CPU ${cpuPer(listCpu, calls, 2)} per call`,
+        `API process CPU ${cpuPer(listCpu, calls, 2)} per call`,
       ]);
+      results.push(["  … the client's CPU per list call (list-load.ts)", `${(load.cpuMs / calls).toFixed(2)} ms`, ""]);
       const pgPerCall = (await apiBackendsCpu(sql, listPg.at)).ms / calls;
       results.push(["  … PostgreSQL CPU per list call (the API's backends)", `${pgPerCall.toFixed(2)} ms`, ""]);
+      results.push(["  … MinIO CPU per list call", minioPer(listMinio, calls, 2), ""]);
     }
 
     // Three exports of the same range (the machine is shared: the best and all three are printed).
     const exportRuns: { bytes: number; seconds: number }[] = [];
     const exportPg = await apiBackendsCpu(sql);
+    const exportMinio = stackServerCpu("minio");
     section("export");
     const exportCpu = process.cpuUsage();
     const exportBody = JSON.stringify({ start_time: iso(REAL_START), end_time: iso(REAL_START + REAL_SPAN_MS) });
@@ -374,6 +404,7 @@ try {
     results.push(["  … process CPU per MiB exported", cpuPer(exportCpu, exportedMiB, 1), ""]);
     const pgPerMiB = (await apiBackendsCpu(sql, exportPg.at)).ms / exportedMiB;
     results.push(["  … PostgreSQL CPU per MiB exported", `${pgPerMiB.toFixed(1)} ms`, ""]);
+    results.push(["  … MinIO CPU per MiB exported", minioPer(exportMinio, exportedMiB, 1), ""]);
 
     if (!EXPORT_ONLY) {
       const apiCount = await timed(20, () =>
