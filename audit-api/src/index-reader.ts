@@ -114,13 +114,42 @@ function indexFailed(what: string, error: unknown): AuditApiError {
   });
 }
 
+/** The minute boundary at or before a normalised UTC time (`YYYY-MM-DDTHH:MM:00Z`). */
+const minuteFloor = (t: string) => `${t.slice(0, 16)}:00Z`;
+/** Whether a normalised UTC time is a minute boundary. */
+const onMinuteBoundary = (t: string) => /^:00(\.0*)?Z$/.test(t.slice(16));
+/** The minute boundary after `boundary`. */
+const nextMinute = (boundary: string) => minuteFloor(new Date(Date.parse(boundary) + MINUTE_MS).toISOString());
+
 /** The first whole minute at or after `time` and the last minute boundary at or before `end` (UTC strings). */
 export function wholeMinutes(start: string, end: string): { from: string; to: string } {
-  const floor = (t: string) => `${t.slice(0, 16)}:00Z`;
-  const startFloor = floor(start);
-  const onBoundary = /^:00(\.0*)?Z$/.test(start.slice(16));
-  const from = onBoundary ? startFloor : floor(new Date(Date.parse(startFloor) + MINUTE_MS).toISOString());
-  return { from, to: floor(end) };
+  const startFloor = minuteFloor(start);
+  return { from: onMinuteBoundary(start) ? startFloor : nextMinute(startFloor), to: minuteFloor(end) };
+}
+
+/**
+ * The minute boundaries between which a count sums the rollups: each end of `[start, end)` goes to its nearer minute
+ * boundary (a tie, or an end on a boundary, goes inward), so that the exact `count(*)` over the events between an
+ * end and its boundary reads at most half a minute of them (before: up to a whole minute, half on average). An
+ * outward end's events are in the rollup's minute but outside the range: the count subtracts them. `from >= to`:
+ * no whole minute to sum (the caller counts the range itself).
+ */
+export function nearestMinutes(
+  start: string,
+  end: string,
+): { from: string; to: string; startOutward: boolean; endOutward: boolean } {
+  const inward = wholeMinutes(start, end);
+  const startFloor = minuteFloor(start);
+  const endCeil = onMinuteBoundary(end) ? inward.to : nextMinute(inward.to);
+  // Milliseconds decide the side only (an unparsable time: inward); the boundaries themselves are exact strings.
+  const startOutward = !onMinuteBoundary(start) && Date.parse(start) - Date.parse(startFloor) < MINUTE_MS / 2;
+  const endOutward = !onMinuteBoundary(end) && Date.parse(endCeil) - Date.parse(end) < MINUTE_MS / 2;
+  return {
+    from: startOutward ? startFloor : inward.from,
+    to: endOutward ? endCeil : inward.to,
+    startOutward,
+    endOutward,
+  };
 }
 
 /**
@@ -230,14 +259,18 @@ export class IndexReader {
       `(SELECT coalesce(sum(n), 0) FROM ${table} WHERE tenant_id = ${tenant}` +
       ` AND ${column} >= ${s.param(from)}::timestamptz AND ${column} < ${s.param(to)}::timestamptz` +
       `${this.filters(s, query, "", false)})`;
-    const minutes = wholeMinutes(query.start, query.end);
+    const nearest = nearestMinutes(query.start, query.end);
+    const minutes = { from: nearest.from, to: nearest.to };
     const hours = wholeHours(minutes.from, minutes.to);
     const edges: string[] = [];
     const rollups: string[] = [];
     if (query.resourcePrefix !== undefined || minutes.from >= minutes.to) {
       edges.push(rangeCount(query.start, query.end));
     } else {
-      edges.push(rangeCount(query.start, minutes.from), rangeCount(minutes.to, query.end));
+      edges.push(
+        nearest.startOutward ? `- ${rangeCount(minutes.from, query.start)}` : rangeCount(query.start, minutes.from),
+        nearest.endOutward ? `- ${rangeCount(query.end, minutes.to)}` : `+ ${rangeCount(minutes.to, query.end)}`,
+      );
       if (hours.from >= hours.to) {
         rollups.push(rolled(this.counts, "minute", minutes.from, minutes.to));
       } else {
@@ -248,7 +281,7 @@ export class IndexReader {
         );
       }
     }
-    const edgeSum = `(${edges.join(" + ")})::text AS edges`;
+    const edgeSum = `(${edges.join(" ")})::text AS edges`;
     const rollupSum = rollups.length === 0 ? "NULL::numeric" : `(${rollups.join(" + ")})`;
     const key =
       rollups.length === 0 || this.rollupSums === undefined

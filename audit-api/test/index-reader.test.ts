@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ensureIndexSchema, writeBatchIndex } from "@svc/queue-consumer";
 import { stackEnv } from "@svc/testkit";
 import { SQL } from "bun";
-import { IndexReader, inPageOrder, wholeHours, wholeMinutes } from "../src/index-reader.ts";
+import { IndexReader, inPageOrder, nearestMinutes, wholeHours, wholeMinutes } from "../src/index-reader.ts";
 import type { AuditQuery } from "../src/query-request.ts";
 import { RollupSums } from "../src/rollup-sums.ts";
 import { sealBatch, storageNames, type TestRecord } from "./support/stored-data.ts";
@@ -130,6 +130,45 @@ describe("wholeMinutes / wholeHours", () => {
   });
 });
 
+describe("nearestMinutes", () => {
+  test("each end goes to its nearer minute boundary; a tie or an end on a boundary goes inward", () => {
+    expect(nearestMinutes("2026-11-23T09:10:20Z", "2026-11-23T09:50:40.5Z")).toEqual({
+      from: "2026-11-23T09:10:00Z",
+      to: "2026-11-23T09:51:00Z",
+      startOutward: true,
+      endOutward: true,
+    });
+    expect(nearestMinutes("2026-11-23T09:10:40Z", "2026-11-23T09:50:20Z")).toEqual({
+      from: "2026-11-23T09:11:00Z",
+      to: "2026-11-23T09:50:00Z",
+      startOutward: false,
+      endOutward: false,
+    });
+    expect(nearestMinutes("2026-11-23T09:10:30Z", "2026-11-23T09:50:30Z")).toEqual({
+      from: "2026-11-23T09:11:00Z",
+      to: "2026-11-23T09:50:00Z",
+      startOutward: false,
+      endOutward: false,
+    });
+    expect(nearestMinutes("2026-11-23T09:10:00Z", "2026-11-23T23:59:59.999999Z")).toEqual({
+      from: "2026-11-23T09:10:00Z",
+      to: "2026-11-24T00:00:00Z",
+      startOutward: false,
+      endOutward: true,
+    });
+    // Inside one minute, both ends near its edges: the minute's rollup less what lies outside the range.
+    expect(nearestMinutes("2026-11-23T09:10:05Z", "2026-11-23T09:10:55Z")).toEqual({
+      from: "2026-11-23T09:10:00Z",
+      to: "2026-11-23T09:11:00Z",
+      startOutward: true,
+      endOutward: true,
+    });
+    // Nothing whole to sum: from >= to.
+    const short = nearestMinutes("2026-11-23T09:10:40Z", "2026-11-23T09:10:50Z");
+    expect(short.from >= short.to).toBe(true);
+  });
+});
+
 describe("inPageOrder", () => {
   const row = (us: number | null, t: string | null, id: string) => ({
     id,
@@ -176,6 +215,11 @@ describe("IndexReader.count", () => {
       ["2026-11-23T10:00:00Z", "2026-11-23T10:00:00Z"],
       ["2026-11-23T10:17:12.345678Z", "2026-11-23T10:17:48Z"],
       ["2026-11-22T00:00:00Z", "2026-11-24T00:00:00Z"],
+      // Ends that round outward (nearer the minute boundary outside the range): the rollup less what is outside.
+      ["2026-11-23T08:40:10Z", "2026-11-23T11:19:50Z"],
+      ["2026-11-23T09:00:00.000001Z", "2026-11-23T10:00:59.999999Z"],
+      ["2026-11-23T10:17:05Z", "2026-11-23T10:17:55Z"],
+      ["2026-11-23T09:59:29.999Z", "2026-11-23T10:00:30.001Z"],
     ];
     const next = random(20261123);
     for (let i = 0; i < 40; i++) {
