@@ -63,6 +63,16 @@ export class PartitionWriter {
     return this.open.isDue(maxAgeMs, now);
   }
 
+  /** When the open batch reaches `maxAgeMs`; undefined when none is open (or the partition was revoked). */
+  dueAt(maxAgeMs: number): number | undefined {
+    return this.revoked || this.open.size === 0 ? undefined : this.open.openedAt + maxAgeMs;
+  }
+
+  /** Records in the open batch. */
+  get openRecords(): number {
+    return this.open.size;
+  }
+
   /** Closes the open batch (if any) and starts writing it after the ones before it. */
   seal(): void {
     if (this.revoked || this.open.size === 0) return;

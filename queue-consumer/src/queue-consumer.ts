@@ -4,6 +4,7 @@ import { Consumer, type Message, type MessagesStream } from "@platformatic/kafka
 import { type MetricsServer, serveMetrics } from "@svc/common";
 import { SQL } from "bun";
 import pino, { type Logger } from "pino";
+import { BatchAgeTimer } from "./batch-age-timer.ts";
 import type { QueueConsumerConfig } from "./config.ts";
 import { ConsumerMetrics } from "./consumer-metrics.ts";
 import { QueueConsumerError } from "./errors.ts";
@@ -107,6 +108,7 @@ export async function startConsumer(
   });
 
   const writers = new Map<number, PartitionWriter>();
+  const ageTimer = new BatchAgeTimer(config.batch.maxAgeMs, () => writers.values());
   let session: Session | undefined;
   let buffered = 0;
   let paused = false;
@@ -148,7 +150,7 @@ export async function startConsumer(
     },
     (error) => logger.warn({ err: error }, "offset gap check failed (no check for this partition until it moves)"),
   );
-  const { maxBytes, maxRecords, maxAgeMs } = config.batch;
+  const { maxBytes, maxRecords } = config.batch;
   const batchLimits = { maxBytes, maxRecords };
 
   const resumeIfRoom = () => {
@@ -276,8 +278,10 @@ export async function startConsumer(
     if (!current?.assigned.has(message.partition) || message.value == null) return;
     void gaps.received(message.partition, message.offset);
     const writer = writerFor(message.partition);
-    const added = writer.add(message.value, message.offset, Number(message.timestamp), performance.now());
+    const now = performance.now();
+    const added = writer.add(message.value, message.offset, Number(message.timestamp), now);
     if (added === 0) return;
+    if (writer.openRecords === 1) ageTimer.opened(now);
     metrics.recordsRead.inc();
     buffered += added;
     if (writer.isFull(batchLimits)) writer.seal();
@@ -390,19 +394,11 @@ export async function startConsumer(
     });
   };
 
-  const ageTimer = setInterval(
-    () => {
-      const now = performance.now();
-      for (const writer of writers.values()) if (writer.isDue(maxAgeMs, now)) writer.seal();
-    },
-    Math.max(5, Math.min(1_000, Math.floor(maxAgeMs / 4))),
-  );
-
   let stopped: Promise<void> | undefined;
   const shutdown = (flush: boolean): Promise<void> => {
     stopped ??= (async () => {
       stopping = true;
-      clearInterval(ageTimer);
+      ageTimer.stop();
       await restarting;
       const current = session;
       current?.stream.pause();
@@ -468,7 +464,7 @@ export async function startConsumer(
     await openSession();
   } catch (error) {
     stopping = true;
-    clearInterval(ageTimer);
+    ageTimer.stop();
     await metricsServer?.stop();
     s3.destroy();
     await sql.close();
