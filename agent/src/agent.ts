@@ -68,6 +68,7 @@ export async function startAgent(config: AgentConfig, options: StartAgentOptions
     READ_MIN_ROOM,
     Math.ceil(config.maxInFlightBytes / (READ_BUFFER_BYTES - READ_MIN_ROOM)) + 1,
   );
+  const wakeup = new Wakeup();
   const source: LineSource =
     config.source === "-"
       ? new ReadStdin(options.stdin)
@@ -75,10 +76,10 @@ export async function startAgent(config: AgentConfig, options: StartAgentOptions
           rotateGraceMs: config.rotateGraceMs,
           log,
           buffers,
+          onChange: () => wakeup.wake(),
         });
 
   const splitter = new LineSplitter(config.maxLineBytes);
-  const wakeup = new Wakeup();
   let bytesRead = 0;
   let bytesDone = 0;
   let stopRequested = false;

@@ -1,4 +1,4 @@
-import { fstatSync } from "node:fs";
+import { type FSWatcher, fstatSync, watch } from "node:fs";
 import { type FileHandle, open, readdir, stat } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import type { Logger } from "pino";
@@ -20,6 +20,33 @@ export interface TailFileOptions {
   log: Logger;
   /** Where reads go; a data event's bytes stay valid until the agent releases them (Kafka acknowledged them). */
   buffers: ReadBuffers;
+  /**
+   * Called when the file system reports a change to the path (inotify through `fs.watch` on its directory: a write,
+   * a rename, a create), so an idle reader reads at once instead of at its next poll. Without it, or where the file
+   * system reports nothing (some network file systems), the poll alone finds new lines.
+   */
+  onChange?: () => void;
+}
+
+/**
+ * Watches the directory of `path` (the file itself may be renamed away or not exist yet) and calls `onChange` for
+ * events on its name. A watch that cannot start or fails later is logged and dropped: polling goes on.
+ */
+function watchPath(path: string, onChange: () => void, log: Logger): FSWatcher | undefined {
+  const name = basename(path);
+  try {
+    const watcher = watch(dirname(path), { persistent: false }, (_event, changed) => {
+      if (changed === null || changed === name) onChange();
+    });
+    watcher.on("error", (error) => {
+      log.warn({ err: error, source: path }, "file watch failed; new lines are found by polling");
+      watcher.close();
+    });
+    return watcher;
+  } catch (error) {
+    log.warn({ err: error, source: path }, "file watch not available; new lines are found by polling");
+    return undefined;
+  }
 }
 
 function isMissing(error: unknown): boolean {
@@ -143,10 +170,15 @@ export class TailFile implements LineSource {
   /** The file's leading bytes as read again by `#sameGeneration` (after every read: not allocated each time). */
   readonly #headScratch = Buffer.allocUnsafeSlow(FINGERPRINT_BYTES);
 
+  /** The directory watch behind `onChange` (undefined without one, or once it failed). */
+  #watcher: FSWatcher | undefined;
+
   private constructor(path: string, current: OpenFile | undefined, options: TailFileOptions) {
     this.name = path;
     this.#current = current;
     this.#options = options;
+    const { onChange } = options;
+    if (onChange) this.#watcher = watchPath(path, onChange, options.log);
   }
 
   static async open(path: string, checkpoint: Checkpoint | undefined, options: TailFileOptions): Promise<TailFile> {
@@ -267,6 +299,8 @@ export class TailFile implements LineSource {
   }
 
   async close(): Promise<void> {
+    this.#watcher?.close();
+    this.#watcher = undefined;
     await this.#current?.handle.close();
     this.#current = undefined;
   }

@@ -95,6 +95,35 @@ describe("agent tailing a file (real Kafka)", () => {
     expect(byId.get("key-a")?.value.toString()).toBe(line(a).slice(0, -1));
   });
 
+  test("an idle agent reads an appended line when the file system reports it, not at its next poll", async () => {
+    const { source, checkpoint } = paths();
+    writeFileSync(source, lines("watch", 0, 1));
+    // A poll far longer than the wait below: only the directory watch can wake the reader in time.
+    const agent = await start({
+      SVC_AGENT_SOURCE: source,
+      SVC_AGENT_CHECKPOINT_FILE: checkpoint,
+      SVC_AGENT_POLL_MS: "10000",
+    });
+    // The first line is read at start; then the reader is idle on its 10 s poll.
+    await waitFor(
+      "first line",
+      async () => ((await scrape(agent.metricsUrl, "svc_agent_records_shipped_total")) >= 1 ? true : undefined),
+      {
+        timeoutMs: 9_000,
+        intervalMs: 25,
+      },
+    );
+    appendFileSync(source, lines("watch", 1, 1));
+    await waitFor(
+      "appended line",
+      async () => ((await scrape(agent.metricsUrl, "svc_agent_records_shipped_total")) >= 2 ? true : undefined),
+      {
+        timeoutMs: 5_000,
+        intervalMs: 25,
+      },
+    );
+  });
+
   test("each dead-letter reason lands in the .dlq with reason, source, file-id and offset headers, and is counted", async () => {
     const { source, checkpoint } = paths();
     const notJson = Buffer.from("this is { not json\n");

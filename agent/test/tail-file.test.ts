@@ -1,5 +1,5 @@
 import { afterEach, expect, test } from "bun:test";
-import { appendFileSync, copyFileSync, truncateSync, writeFileSync } from "node:fs";
+import { appendFileSync, copyFileSync, renameSync, truncateSync, watch, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type TempDir, tempDir } from "@svc/testkit";
 import pino from "pino";
@@ -59,6 +59,76 @@ test("copytruncate refilled past the read position between two reads: the rest c
     expect(fromNew.text).toBe(lines("new", 0, 300));
   } finally {
     // Closed explicitly: a handle left to the garbage collector fails whatever test runs when it is collected.
+    await tail.close();
+  }
+});
+
+test("onChange: appends, a rotation by rename and the new file's create are reported; close ends the watch", async () => {
+  const dir = await tempDir("agent-tail-watch");
+  dirs.push(dir);
+  const path = join(dir.path, "audit.jsonl");
+  writeFileSync(path, lines("a", 0, 1));
+  let changes = 0;
+  const tail = await TailFile.open(path, undefined, {
+    rotateGraceMs: 0,
+    log: pino({ level: "silent" }),
+    buffers: new ReadBuffers(64 * 1024, 4096, 0),
+    onChange: () => changes++,
+  });
+  const changed = async (what: () => void) => {
+    const before = changes;
+    what();
+    const deadline = performance.now() + 5_000;
+    while (changes === before) {
+      if (performance.now() > deadline) throw new Error("no change reported within 5 s");
+      await Bun.sleep(5);
+    }
+  };
+  try {
+    await readUntil(tail, (event) => event.kind === "idle");
+    await changed(() => appendFileSync(path, lines("a", 1, 1)));
+    await changed(() => renameSync(path, `${path}.1`));
+    await changed(() => writeFileSync(path, lines("b", 0, 1)));
+    // Another file in the directory is not the source: no report for it.
+    const before = changes;
+    writeFileSync(join(dir.path, "other.log"), "x\n");
+    await changed(() => appendFileSync(path, lines("b", 1, 1)));
+    expect(changes).toBeGreaterThan(before);
+  } finally {
+    await tail.close();
+  }
+  const closedAt = changes;
+  // The watch is closed: wait for a change of a watch of our own to know the event was delivered, then compare.
+  let seen = false;
+  const probe = watch(dir.path, () => {
+    seen = true;
+  });
+  try {
+    appendFileSync(path, lines("b", 3, 1));
+    const deadline = performance.now() + 5_000;
+    while (!seen && performance.now() < deadline) await Bun.sleep(5);
+    expect(seen).toBe(true);
+    expect(changes).toBe(closedAt);
+  } finally {
+    probe.close();
+  }
+});
+
+test("onChange on a path whose directory does not exist: the tail opens (polling only) and says so in its log", async () => {
+  const dir = await tempDir("agent-tail-nowatch");
+  dirs.push(dir);
+  const warnings: string[] = [];
+  const log = pino({ level: "warn" }, { write: (line: string) => warnings.push(line) });
+  const tail = await TailFile.open(join(dir.path, "missing", "audit.jsonl"), undefined, {
+    rotateGraceMs: 0,
+    log,
+    buffers: new ReadBuffers(64 * 1024, 4096, 0),
+    onChange: () => {},
+  });
+  try {
+    expect((await tail.next(4096)).kind).toBe("idle");
+    expect(warnings.some((line) => line.includes("file watch not available"))).toBe(true);
+  } finally {
     await tail.close();
   }
 });
