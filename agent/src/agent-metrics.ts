@@ -5,6 +5,8 @@ import { DEAD_LETTER_REASONS } from "./classify-line.ts";
 export interface AgentGaugeSources {
   bytesBehind(): number;
   inFlightBytes(): number;
+  /** Bytes of the read buffers allocated (held for unacknowledged lines, or kept free for reuse). */
+  readBufferBytes(): number;
   shipping(): boolean;
 }
 
@@ -73,6 +75,14 @@ export class AgentMetrics {
       registers,
       collect() {
         this.set(sources.bytesBehind());
+      },
+    });
+    new Gauge({
+      name: "svc_agent_read_buffer_bytes",
+      help: "Bytes of the buffers file reads go into: those holding lines not yet acknowledged, and free ones kept for reuse",
+      registers,
+      collect() {
+        this.set(sources.readBufferBytes());
       },
     });
     new Gauge({

@@ -104,6 +104,7 @@ export async function startAgent(config: AgentConfig, options: StartAgentOptions
   const metrics = new AgentMetrics({
     bytesBehind: () => source.bytesUnread() + (bytesRead - bytesDone),
     inFlightBytes: inFlight,
+    readBufferBytes: () => buffers.bytes,
     shipping: () => state() === "shipping",
   });
 
@@ -202,6 +203,9 @@ export async function startAgent(config: AgentConfig, options: StartAgentOptions
       activeShipper.add(message, "record", sourceBytes, file, end, readEnd);
     } else if (verdict.kind === "blank") {
       bytesDone += sourceBytes;
+      // Nothing waits for an acknowledgement: the buffers before this line are free now. Without this a long
+      // stretch of blank lines held every buffer it was read into (no acknowledgement ever released them).
+      if (inFlight() === 0) buffers.release(readEnd);
     } else {
       const message = deadLetter(bytes, start, verdict.reason, verdict.error, file);
       activeShipper.add(message, verdict.reason, sourceBytes, file, end, readEnd);

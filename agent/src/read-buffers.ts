@@ -39,6 +39,11 @@ export class ReadBuffers {
     return this.#held.length - this.#head + this.#free.length;
   }
 
+  /** Their bytes. */
+  get bytes(): number {
+    return this.buffers * this.#size;
+  }
+
   /** Where the next read goes: at most `maxBytes` of the current buffer's room, or of a fresh buffer. */
   room(maxBytes: number): Buffer {
     let current = this.#held[this.#held.length - 1];

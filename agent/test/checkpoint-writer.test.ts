@@ -24,7 +24,12 @@ test("one write per interval, the newest position; settle() writes the last one 
   const dir = await tempDir("agent-checkpoint-writer");
   dirs.push(dir);
   const path = join(dir.path, "cp.json");
-  const metrics = new AgentMetrics({ bytesBehind: () => 0, inFlightBytes: () => 0, shipping: () => true });
+  const metrics = new AgentMetrics({
+    bytesBehind: () => 0,
+    inFlightBytes: () => 0,
+    readBufferBytes: () => 0,
+    shipping: () => true,
+  });
   const written = () => AgentMetrics.valueOf(metrics.checkpointsWritten);
   const writer = new CheckpointWriter({
     path,

@@ -124,6 +124,31 @@ describe("agent tailing a file (real Kafka)", () => {
     );
   });
 
+  test("a long stretch of blank lines does not hold the read buffers it went through; the lines after it ship intact", async () => {
+    const { source, checkpoint } = paths();
+    writeFileSync(source, lines("blank-before", 0, 1));
+    const agent = await start({ SVC_AGENT_SOURCE: source, SVC_AGENT_CHECKPOINT_FILE: checkpoint });
+    await shipped(agent, 1);
+    // 16 MiB of whitespace-only lines: skipped, and nothing is in flight while they are read.
+    appendFileSync(source, `${" ".repeat(1023)}\n`.repeat(16 * 1024));
+    await waitFor(
+      "blank lines read",
+      async () => ((await scrape(agent.metricsUrl, "svc_agent_bytes_behind")) === 0 ? true : undefined),
+      {
+        timeoutMs: 20_000,
+        intervalMs: 25,
+      },
+    );
+    // Bounded by the buffers kept for reuse (the 4 MiB in-flight bound's worth), not by the 16 MiB read.
+    expect(await scrape(agent.metricsUrl, "svc_agent_read_buffer_bytes")).toBeLessThanOrEqual(6 * 1024 * 1024);
+    const after = lines("blank-after", 0, 1);
+    appendFileSync(source, after);
+    await shipped(agent, 2);
+    const messages = await readTopic(brokers, topics.topic);
+    const shippedAfter = messages.find((m) => m.value.toString().includes('"blank-after-0"'));
+    expect(shippedAfter?.value.toString()).toBe(after.slice(0, -1));
+  });
+
   test("each dead-letter reason lands in the .dlq with reason, source, file-id and offset headers, and is counted", async () => {
     const { source, checkpoint } = paths();
     const notJson = Buffer.from("this is { not json\n");
