@@ -27,6 +27,7 @@ import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { S3Client } from "@aws-sdk/client-s3";
+import { runCommand } from "@svc/common";
 import { ensureIndexSchema, PartitionBatch, putBatchObject, writeBatchIndex } from "@svc/queue-consumer";
 import { randomName, seedTestRealm, stackEnv } from "@svc/testkit";
 import { issueToken } from "@svc/token";
@@ -112,15 +113,11 @@ async function exportWithCurl(url: string, head: Record<string, string>, body: s
     { mode: 0o600 },
   );
   const command = ["curl", "-sS", "-o", "/dev/null", "-w", "%{http_code} %{size_download} %{time_total}", "-X", "POST"];
-  const child = Bun.spawn([...command, "-H", `@${headerFile}`, "--data-binary", body, url], {
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [out, err, code] = await Promise.all([
-    new Response(child.stdout).text(),
-    new Response(child.stderr).text(),
-    child.exited,
-  ]);
+  const {
+    code,
+    stdout: out,
+    stderr: err,
+  } = await runCommand([...command, "-H", `@${headerFile}`, "--data-binary", body, url]);
   const [status, bytes, seconds] = out.trim().split(" ");
   if (code !== 0 || status !== "200") throw new Error(`export through curl: exit ${code}, HTTP ${status}: ${err}`);
   return { bytes: Number(bytes), seconds: Number(seconds) };
@@ -128,16 +125,13 @@ async function exportWithCurl(url: string, head: Record<string, string>, body: s
 
 /** The list-rate load, run by list-load.ts in a process of its own (its settings, the token among them, on stdin). */
 async function listLoad(settings: ListLoadSettings): Promise<ListLoadResult> {
-  const child = Bun.spawn([process.execPath, join(import.meta.dir, "list-load.ts")], {
-    stdin: new Blob([JSON.stringify(settings)]),
-    stdout: "pipe",
-    stderr: "pipe",
+  const {
+    code,
+    stdout: out,
+    stderr: err,
+  } = await runCommand([process.execPath, join(import.meta.dir, "list-load.ts")], {
+    stdin: JSON.stringify(settings),
   });
-  const [out, err, code] = await Promise.all([
-    new Response(child.stdout).text(),
-    new Response(child.stderr).text(),
-    child.exited,
-  ]);
   if (code !== 0) throw new Error(`list-load.ts: exit ${code}: ${err.slice(0, 500)}`);
   const result = JSON.parse(out) as ListLoadResult;
   if (result.failure !== undefined) throw new Error(`list-load.ts: ${result.failure}`);

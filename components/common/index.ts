@@ -9,6 +9,7 @@ export {
   serveMetrics,
 } from "./src/metrics-server.ts";
 export { readJsonLines, readLines } from "./src/read-lines.ts";
+export { type CommandRun, runCommand } from "./src/run-command.ts";
 export {
   type RunnableService,
   type RunServiceOptions,

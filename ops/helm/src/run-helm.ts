@@ -1,7 +1,7 @@
 import { join } from "node:path";
+import { type CommandRun, runCommand } from "@svc/common";
 import { VERSIONS } from "@svc/stack";
 import { ensureHelm } from "./helm-tool.ts";
-import { type CommandRun, runCommand } from "./run-command.ts";
 
 /** The chart of this repository. */
 export const CHART_DIR = join(import.meta.dir, "..", "svc");

@@ -1,8 +1,8 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { cpSync, existsSync, mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { runCommand } from "@svc/common";
 import { tempDir } from "@svc/testkit";
-import { runCommand } from "../index.ts";
 
 // No container engine here: what ops/images/Dockerfile does is run in a temp copy of the repository made the way
 // the build context is (the working tree minus .dockerignore), with the same scripts the Dockerfile runs.
