@@ -70,6 +70,12 @@ export const QueueConsumerEnvSchema = Type.Object({
   ),
   SVC_AUDIT_PG_URL: Type.String({ pattern: "^postgres(ql)?://", description: "PostgreSQL of the index" }),
   SVC_AUDIT_PG_POOL: integer({ minimum: 1, maximum: 100, default: 4, description: "connections" }),
+  SVC_AUDIT_WRITE_CONCURRENCY: integer({
+    minimum: 1,
+    maximum: 64,
+    default: 2,
+    description: "batches written at once over all partitions (index fields, PUT, index, commit)",
+  }),
   SVC_AUDIT_INDEX_SCHEMA: Type.String({ pattern: IDENTIFIER, default: "audit", description: "index schema" }),
   SVC_AUDIT_RETRY_MAX_MS: integer({ minimum: 10, maximum: 600_000, default: 30_000, description: "longest backoff" }),
   SVC_AUDIT_SHUTDOWN_TIMEOUT_MS: integer({ minimum: 0, maximum: 600_000, default: 25_000, description: "drain" }),
@@ -124,6 +130,8 @@ export interface QueueConsumerConfig {
   maxBufferedBytes: number;
   pgUrl: string;
   pgPool: number;
+  /** Batches written at once over all partitions; each holds its parsed index fields and SQL arrays meanwhile. */
+  writeConcurrency: number;
   indexSchema: string;
   retryMaxMs: number;
   shutdownTimeoutMs: number;
@@ -211,6 +219,7 @@ export function parseQueueConsumerConfig(env: Record<string, string | undefined>
     maxBufferedBytes,
     pgUrl: parsed.SVC_AUDIT_PG_URL,
     pgPool: parsed.SVC_AUDIT_PG_POOL,
+    writeConcurrency: parsed.SVC_AUDIT_WRITE_CONCURRENCY,
     indexSchema: parsed.SVC_AUDIT_INDEX_SCHEMA,
     retryMaxMs: parsed.SVC_AUDIT_RETRY_MAX_MS,
     shutdownTimeoutMs: parsed.SVC_AUDIT_SHUTDOWN_TIMEOUT_MS,

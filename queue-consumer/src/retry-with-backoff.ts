@@ -11,7 +11,8 @@ export interface RetryOptions {
   onRetry?: (error: QueueConsumerError, attempt: number, delayMs: number) => void;
 }
 
-function aborted(what: string): QueueConsumerError {
+/** `QUEUE_CONSUMER_ABORTED` for `what` (a write or step stopped by shutdown or a revoked partition). */
+export function abortedError(what: string): QueueConsumerError {
   return new QueueConsumerError("QUEUE_CONSUMER_ABORTED", `${what}: stopped before it succeeded`, { subject: what });
 }
 
@@ -37,7 +38,7 @@ export async function retryWithBackoff<T>(
   options: RetryOptions,
 ): Promise<T> {
   for (let attempt = 1; ; attempt++) {
-    if (options.signal.aborted) throw aborted(what);
+    if (options.signal.aborted) throw abortedError(what);
     try {
       return await operation();
     } catch (error) {

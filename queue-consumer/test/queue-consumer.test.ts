@@ -139,6 +139,35 @@ describe("startConsumer", () => {
     expect(await consumer.done).toBeUndefined();
   });
 
+  test("SVC_AUDIT_WRITE_CONCURRENCY=1: batches of six partitions are written one at a time, and every one is written", async () => {
+    const own = testNames("slots");
+    await createTopic(addresses.brokers, own.topic, 6);
+    const consumer = await startConsumer(
+      consumerConfig(addresses, own, { SVC_AUDIT_WRITE_CONCURRENCY: "1", SVC_AUDIT_BATCH_MAX_RECORDS: "25" }),
+    );
+    const batches: BatchWritten[] = [];
+    consumer.events.on("batch", (b) => batches.push(b));
+    try {
+      await producer.send(own.topic, makeLines(600));
+      await waitFor(
+        "600 records written",
+        async () => (batches.reduce((n, b) => n + b.records, 0) >= 600 ? true : undefined),
+        { timeoutMs: 30_000 },
+      );
+      expect(new Set(batches.map((b) => b.partition)).size).toBeGreaterThan(1);
+      // No two writes overlapped: each began after the one before it ended.
+      const spans = batches.map((b) => [b.writeStartedAt, b.writeEndedAt] as const).sort((a, b) => a[0] - b[0]);
+      for (let i = 1; i < spans.length; i++) {
+        expect(spans[i]?.[0] as number).toBeGreaterThanOrEqual(spans[i - 1]?.[1] as number);
+      }
+      expect((await indexFacts(sql, own.schema)).events).toBe(600);
+    } finally {
+      await consumer.stop();
+      await deleteTopic(addresses.brokers, own.topic);
+      await dropSchema(sql, own.schema);
+    }
+  });
+
   test("stop() writes the open batches and commits before leaving", async () => {
     const own = { ...names, groupId: `${names.groupId}-stop`, keyPrefix: `${names.keyPrefix}stop/` };
     const consumer = await startConsumer(consumerConfig(addresses, own, { SVC_AUDIT_BATCH_MAX_AGE_MS: "600000" }));
