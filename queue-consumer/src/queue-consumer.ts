@@ -3,7 +3,6 @@ import { S3Client } from "@aws-sdk/client-s3";
 import { Consumer, type Message, type MessagesStream } from "@platformatic/kafka";
 import { type MetricsServer, serveMetrics } from "@svc/common";
 import { SQL } from "bun";
-import pLimit from "p-limit";
 import pino, { type Logger } from "pino";
 import { BatchAgeTimer } from "./batch-age-timer.ts";
 import type { QueueConsumerConfig } from "./config.ts";
@@ -14,8 +13,9 @@ import { type OffsetGap, OffsetGapWatch } from "./offset-gaps.ts";
 import { type ClosedBatch, readIndexFields } from "./partition-batch.ts";
 import { PartitionWriter } from "./partition-writer.ts";
 import { putBatchObject, type WrittenObject } from "./put-batch-object.ts";
-import { abortedError, retryWithBackoff } from "./retry-with-backoff.ts";
+import { retryWithBackoff } from "./retry-with-backoff.ts";
 import { writeBatchIndex } from "./write-index.ts";
+import { writeSlots } from "./write-slots.ts";
 
 /** One batch made durable: PUT, indexed, offset committed (the `batch` event). */
 export interface BatchWritten {
@@ -165,17 +165,6 @@ export async function startConsumer(
     }
   };
 
-  // A write holds its batch's parsed index fields and SQL arrays until it is indexed: with one write per partition
-  // at once, four partitions at 50k events/s held ~70 MiB more at their peak and waited longer for the two cores
-  // (queue-consumer/README.md, "Memory"). Partitions still write in offset order, each one batch at a time.
-  const writeSlots = pLimit(config.writeConcurrency);
-  const writeBatch = (closed: ClosedBatch, signal: AbortSignal): Promise<void> =>
-    // A batch whose partition was revoked (or the consumer stopped) while it waited for a slot is not written.
-    writeSlots(() =>
-      signal.aborted
-        ? Promise.reject(abortedError(`write ${closed.topic}/${closed.partition}@${closed.firstOffset}`))
-        : writeOne(closed, signal),
-    );
   const writeOne = async (closed: ClosedBatch, signal: AbortSignal): Promise<void> => {
     const writeStartedAt = performance.now();
     // The index fields are read now, not as the records arrived: a batch that waits holds its bytes only.
@@ -238,6 +227,7 @@ export async function startConsumer(
     });
     logger.debug({ key: object.key, records: batch.records, inserted: indexed.inserted }, "batch durable");
   };
+  const writeBatch = writeSlots(config.writeConcurrency, writeOne);
 
   const commitOffset = async (topic: string, partition: number, offset: bigint): Promise<void> => {
     const current = session;
