@@ -2,6 +2,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { rename } from "node:fs/promises";
 import { join } from "node:path";
 import { parseRecords } from "@svc/audit-record";
+import { runCommand } from "@svc/common";
 import { rejectionOf, type TempDir, tempDir } from "@svc/testkit";
 import { pino } from "pino";
 import {
@@ -139,16 +140,13 @@ test("rotation: records written across a rename land in the old file then the ne
 const child = join(import.meta.dir, "support", "emit-child.ts");
 
 test("stdout sink: 2 000 concurrent events from a child process are 2 000 whole JSONL lines", async () => {
-  const proc = Bun.spawn([process.execPath, child], {
+  const {
+    code,
+    stdout: out,
+    stderr: err,
+  } = await runCommand([process.execPath, child], {
     env: { ...process.env, SVC_AUDIT_LOG_SINK: "stdout", EMIT_COUNT: "2000" },
-    stdout: "pipe",
-    stderr: "pipe",
   });
-  const [out, err, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
   expect(code).toBe(0);
   const records = parseRecords(out);
   expect(records).toHaveLength(2000);

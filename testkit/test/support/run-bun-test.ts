@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import { runCommand } from "@svc/common";
 
 const repoRoot = join(import.meta.dir, "..", "..", "..");
 
@@ -17,16 +18,9 @@ export async function runBunTestWithoutServers(
   env: Record<string, string> = {},
 ): Promise<BunTestRun> {
   const inherited = Object.entries(process.env).filter(([key]) => !key.startsWith("SVC_STACK_"));
-  const child = Bun.spawn(["bun", "test", "--timeout", "60000", ...files], {
+  const run = await runCommand(["bun", "test", "--timeout", "60000", ...files], {
     cwd: repoRoot,
     env: { ...Object.fromEntries(inherited), SVC_TEST_NO_STACK: "1", ...env },
-    stdout: "pipe",
-    stderr: "pipe",
   });
-  const [stdout, stderr, exitCode] = await Promise.all([
-    new Response(child.stdout).text(),
-    new Response(child.stderr).text(),
-    child.exited,
-  ]);
-  return { exitCode, output: `${stdout}${stderr}` };
+  return { exitCode: run.code, output: `${run.stdout}${run.stderr}` };
 }
