@@ -132,35 +132,28 @@ describe("wholeMinutes / wholeHours", () => {
 
 describe("nearestMinutes", () => {
   test("each end goes to its nearer minute boundary; a tie or an end on a boundary goes inward", () => {
-    expect(nearestMinutes("2026-11-23T09:10:20Z", "2026-11-23T09:50:40.5Z")).toEqual({
-      from: "2026-11-23T09:10:00Z",
-      to: "2026-11-23T09:51:00Z",
-      startOutward: true,
-      endOutward: true,
-    });
-    expect(nearestMinutes("2026-11-23T09:10:40Z", "2026-11-23T09:50:20Z")).toEqual({
-      from: "2026-11-23T09:11:00Z",
-      to: "2026-11-23T09:50:00Z",
-      startOutward: false,
-      endOutward: false,
-    });
-    expect(nearestMinutes("2026-11-23T09:10:30Z", "2026-11-23T09:50:30Z")).toEqual({
-      from: "2026-11-23T09:11:00Z",
-      to: "2026-11-23T09:50:00Z",
-      startOutward: false,
-      endOutward: false,
-    });
-    expect(nearestMinutes("2026-11-23T09:10:00Z", "2026-11-23T23:59:59.999999Z")).toEqual({
+    // [start, end, from, to, startOutward, endOutward]
+    const cases: [string, string, string, string, boolean, boolean][] = [
+      ["09:10:20Z", "09:50:40.5Z", "09:10:00Z", "09:51:00Z", true, true],
+      ["09:10:40Z", "09:50:20Z", "09:11:00Z", "09:50:00Z", false, false],
+      ["09:10:30Z", "09:50:30Z", "09:11:00Z", "09:50:00Z", false, false],
+      // Inside one minute, both ends near its edges: the minute's rollup less what lies outside the range.
+      ["09:10:05Z", "09:10:55Z", "09:10:00Z", "09:11:00Z", true, true],
+    ];
+    for (const [start, end, from, to, startOutward, endOutward] of cases) {
+      const day = "2026-11-23T";
+      expect(nearestMinutes(day + start, day + end)).toEqual({
+        from: day + from,
+        to: day + to,
+        startOutward,
+        endOutward,
+      });
+    }
+    // Across midnight, the end rounded up to the next day.
+    expect(nearestMinutes("2026-11-23T09:10:00Z", "2026-11-23T23:59:59.999999Z")).toMatchObject({
       from: "2026-11-23T09:10:00Z",
       to: "2026-11-24T00:00:00Z",
       startOutward: false,
-      endOutward: true,
-    });
-    // Inside one minute, both ends near its edges: the minute's rollup less what lies outside the range.
-    expect(nearestMinutes("2026-11-23T09:10:05Z", "2026-11-23T09:10:55Z")).toEqual({
-      from: "2026-11-23T09:10:00Z",
-      to: "2026-11-23T09:11:00Z",
-      startOutward: true,
       endOutward: true,
     });
     // Nothing whole to sum: from >= to.
