@@ -5,7 +5,7 @@
  * (as h2load or wrk would: a load generator does not parse what it measures). The first failure ends the run.
  *
  * Its settings come on standard input as JSON (the bearer token stays off the command line); its result goes to
- * standard output as one JSON line: `{ calls, bytes, cpuMs, failure? }` (`cpuMs`: this process's CPU, user + system).
+ * standard output as one JSON line: `{ calls, cpuMs, failure? }` (`cpuMs`: this process's CPU, user + system).
  */
 export interface ListLoadSettings {
   url: string;
@@ -20,7 +20,6 @@ export interface ListLoadSettings {
 
 export interface ListLoadResult {
   calls: number;
-  bytes: number;
   cpuMs: number;
   failure?: string;
 }
@@ -31,7 +30,6 @@ async function run(settings: ListLoadSettings): Promise<ListLoadResult> {
   const cpu = process.cpuUsage();
   const until = performance.now() + seconds * 1000;
   let calls = 0;
-  let bytes = 0;
   let failure: string | undefined;
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
@@ -46,7 +44,6 @@ async function run(settings: ListLoadSettings): Promise<ListLoadResult> {
             return;
           }
           calls++;
-          bytes += answer.byteLength;
         } catch (error) {
           failure ??= String(error);
           return;
@@ -55,7 +52,7 @@ async function run(settings: ListLoadSettings): Promise<ListLoadResult> {
     }),
   );
   const used = process.cpuUsage(cpu);
-  return { calls, bytes, cpuMs: (used.user + used.system) / 1000, ...(failure === undefined ? {} : { failure }) };
+  return { calls, cpuMs: (used.user + used.system) / 1000, ...(failure === undefined ? {} : { failure }) };
 }
 
 if (import.meta.main) {

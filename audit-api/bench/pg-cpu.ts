@@ -1,20 +1,5 @@
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { cpuMsOf, livePid, serverPidFile } from "@svc/stack";
 import type { SQL } from "bun";
-
-/** Clock ticks per second of /proc/<pid>/stat (USER_HZ: 100 on Linux). */
-const TICKS_PER_S = 100;
-
-/** CPU time (user + system) a process has used so far, in ms; undefined when it is gone or not on this machine. */
-function processCpuMs(pid: number): number | undefined {
-  let fields: string[];
-  try {
-    fields = (readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1] ?? "").split(" ");
-  } catch {
-    return undefined;
-  }
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_S;
-}
 
 /**
  * CPU time so far of one server of the local stack (`minio`, …), from its pid file under `SVC_STACK_STATE_DIR`,
@@ -22,14 +7,8 @@ function processCpuMs(pid: number): number | undefined {
  */
 export function stackServerCpu(service: string): number | undefined {
   const stateDir = process.env.SVC_STACK_STATE_DIR;
-  if (!stateDir) return undefined;
-  let pid: number;
-  try {
-    pid = Number(readFileSync(join(stateDir, "pids", `${service}.pid`), "utf8").split("\n")[0]);
-  } catch {
-    return undefined;
-  }
-  return Number.isInteger(pid) && pid > 0 ? processCpuMs(pid) : undefined;
+  const pid = stateDir === undefined ? undefined : livePid(serverPidFile(stateDir, service));
+  return pid === undefined ? undefined : cpuMsOf(pid);
 }
 
 /**
@@ -47,7 +26,7 @@ export async function apiBackendsCpu(
   const at = new Map<number, number>();
   let ms = 0;
   for (const { pid } of rows) {
-    const used = processCpuMs(pid);
+    const used = cpuMsOf(pid);
     if (used === undefined) continue; // ended meanwhile, or not on this machine
     at.set(pid, used);
     ms += used - (since?.get(pid) ?? 0);

@@ -1,5 +1,5 @@
+import { cpuMsOf } from "@svc/stack";
 import type { Subprocess } from "bun";
-import { readCpuMs } from "./cpu-time.ts";
 import { BenchError } from "./errors.ts";
 import { RssSampler } from "./rss.ts";
 
@@ -63,7 +63,7 @@ export function spawnTracked(name: string, argv: string[], options: SpawnOptions
     rss,
     startedAt: performance.now(),
     tail: () => output,
-    cpuMs: () => readCpuMs(proc.pid) ?? usedCpuMs(proc),
+    cpuMs: () => cpuMsOf(proc.pid) ?? usedCpuMs(proc),
     exitedEarly: () =>
       proc.exitCode !== null && !stopping
         ? new BenchError("BENCH_STEP_FAILED", `${name} exited with ${proc.exitCode}:\n${output.slice(-2_000)}`, {

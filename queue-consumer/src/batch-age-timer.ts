@@ -2,7 +2,6 @@
 export interface AgedBatches {
   /** When the open batch reaches `maxAgeMs` (`performance.now()` time); undefined when none is open. */
   dueAt(maxAgeMs: number): number | undefined;
-  isDue(maxAgeMs: number, now: number): boolean;
   seal(): void;
 }
 
@@ -48,7 +47,7 @@ export class BatchAgeTimer {
     const now = performance.now();
     let next = Number.POSITIVE_INFINITY;
     for (const writer of this.writers()) {
-      if (writer.isDue(this.maxAgeMs, now)) writer.seal();
+      if ((writer.dueAt(this.maxAgeMs) ?? Number.POSITIVE_INFINITY) <= now) writer.seal();
       const due = writer.dueAt(this.maxAgeMs);
       // A batch still due after its seal (a writer that cannot seal) is not waited for again at once.
       if (due !== undefined && due > now && due < next) next = due;

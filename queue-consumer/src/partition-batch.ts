@@ -160,8 +160,9 @@ export class PartitionBatch {
     return this.bytes >= limits.maxBytes || this.count >= limits.maxRecords;
   }
 
-  isDue(maxAgeMs: number, now: number): boolean {
-    return this.count > 0 && now - this.openedAt >= maxAgeMs;
+  /** When the batch reaches `maxAgeMs` since its first record (its caller's clock); undefined while empty. */
+  dueAt(maxAgeMs: number): number | undefined {
+    return this.count > 0 ? this.openedAt + maxAgeMs : undefined;
   }
 
   /** The batch's bytes, to be written later; its index fields are read then (`readIndexFields`). */

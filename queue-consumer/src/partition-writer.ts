@@ -59,13 +59,9 @@ export class PartitionWriter {
     return this.open.isFull(limits);
   }
 
-  isDue(maxAgeMs: number, now: number): boolean {
-    return this.open.isDue(maxAgeMs, now);
-  }
-
   /** When the open batch reaches `maxAgeMs`; undefined when none is open (or the partition was revoked). */
   dueAt(maxAgeMs: number): number | undefined {
-    return this.revoked || this.open.size === 0 ? undefined : this.open.openedAt + maxAgeMs;
+    return this.revoked ? undefined : this.open.dueAt(maxAgeMs);
   }
 
   /** Records in the open batch. */

@@ -5,23 +5,23 @@ import { type AgedBatches, BatchAgeTimer } from "../src/batch-age-timer.ts";
 class FakeWriter implements AgedBatches {
   openedAt: number | undefined;
   sealedAt: number[] = [];
+  sealAttempts = 0;
   canSeal = true;
   dueAt(maxAgeMs: number): number | undefined {
     return this.openedAt === undefined ? undefined : this.openedAt + maxAgeMs;
   }
-  isDue(maxAgeMs: number, now: number): boolean {
-    return this.openedAt !== undefined && now - this.openedAt >= maxAgeMs;
-  }
   seal(): void {
+    this.sealAttempts++;
     if (!this.canSeal) return;
     this.sealedAt.push(performance.now());
     this.openedAt = undefined;
   }
-  open(timer: BatchAgeTimer): number {
-    const now = performance.now();
-    this.openedAt = now;
-    timer.opened(now);
-    return now;
+  /** Opens a batch whose first record came `agoMs` ago (0: now) and tells the timer. */
+  open(timer: BatchAgeTimer, agoMs = 0): number {
+    const openedAt = performance.now() - agoMs;
+    this.openedAt = openedAt;
+    timer.opened(openedAt);
+    return openedAt;
   }
 }
 
@@ -33,12 +33,14 @@ async function until(condition: () => boolean, timeoutMs = 5_000): Promise<void>
   }
 }
 
+/** Resolves after every timeout already due (a zero timeout queued after them). */
+const afterDueTimeouts = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
+
 describe("BatchAgeTimer", () => {
   test("seals each batch once it reaches its age, never before, each partition on its own time", async () => {
     const [a, b] = [new FakeWriter(), new FakeWriter()];
     const timer = new BatchAgeTimer(40, () => [a, b]);
-    const openedA = a.open(timer);
-    await Bun.sleep(15);
+    const openedA = a.open(timer, 15);
     const openedB = b.open(timer);
     await until(() => a.sealedAt.length === 1 && b.sealedAt.length === 1);
     expect((a.sealedAt[0] as number) - openedA).toBeGreaterThanOrEqual(40);
@@ -54,18 +56,18 @@ describe("BatchAgeTimer", () => {
 
   test("an earlier batch moves the timeout forward; stop leaves open batches to the caller", async () => {
     const [late, early] = [new FakeWriter(), new FakeWriter()];
-    const lateTimer = new BatchAgeTimer(10_000, () => [late]);
-    late.open(lateTimer);
-    const timer = new BatchAgeTimer(30, () => [early]);
-    early.open(timer);
+    const timer = new BatchAgeTimer(5_000, () => [late, early]);
+    late.open(timer);
+    // Opened after `late` but with a first record 4.99 s old: due in ~10 ms, long before `late`.
+    early.open(timer, 4_990);
     await until(() => early.sealedAt.length === 1);
-    lateTimer.stop();
     expect(late.sealedAt).toEqual([]);
-    // After stop nothing is sealed any more.
-    early.open(timer);
+    // After stop nothing is sealed any more, not even a batch already due.
     timer.stop();
-    await Bun.sleep(60);
+    early.open(timer, 10_000);
+    await afterDueTimeouts();
     expect(early.sealedAt.length).toBe(1);
+    expect(late.sealedAt).toEqual([]);
   });
 
   test("a writer that cannot seal is not waited for in a loop", async () => {
@@ -76,17 +78,12 @@ describe("BatchAgeTimer", () => {
     stuck.open(timer);
     ok.open(timer);
     await until(() => ok.sealedAt.length === 1);
-    let checks = 0;
-    const isDue = stuck.isDue.bind(stuck);
-    stuck.isDue = (age, now) => {
-      checks++;
-      return isDue(age, now);
-    };
+    const attemptsBefore = stuck.sealAttempts;
     const reopened = ok.open(timer);
     await until(() => ok.sealedAt.length === 2);
     expect((ok.sealedAt[1] as number) - reopened).toBeGreaterThanOrEqual(20);
-    // One check per firing, not a busy loop on the stuck batch.
-    expect(checks).toBeLessThanOrEqual(2);
+    // One attempt per firing, not a busy loop on the stuck batch.
+    expect(stuck.sealAttempts - attemptsBefore).toBeLessThanOrEqual(2);
     timer.stop();
   });
 });

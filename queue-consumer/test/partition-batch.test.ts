@@ -119,8 +119,8 @@ describe("PartitionBatch", () => {
     expect(batch.isFull({ maxBytes: 100, maxRecords: 2 })).toBe(true);
     batch.add(line("b"), 1n, 0, 1_500);
     expect(batch.isFull({ maxBytes: 10_000, maxRecords: 2 })).toBe(true);
-    expect(batch.isDue(1_000, 1_999)).toBe(false);
-    expect(batch.isDue(1_000, 2_000)).toBe(true);
+    expect(new PartitionBatch("t", 0).dueAt(1_000)).toBeUndefined();
+    expect(batch.dueAt(1_000)).toBe(2_000);
   });
 });
 

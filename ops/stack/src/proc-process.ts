@@ -15,6 +15,18 @@ function statFields(pid: number): string[] | undefined {
   }
 }
 
+/** Clock ticks per second of stat's utime and stime (`getconf CLK_TCK`; 100 on every Linux we run on). */
+const TICKS_PER_SECOND = 100;
+
+/** CPU time (user + system, every thread) the process has used so far, in ms (stat fields 14 and 15); 10 ms steps. */
+export function cpuMsOf(pid: number): number | undefined {
+  const fields = statFields(pid);
+  const utime = Number(fields?.[11]);
+  const stime = Number(fields?.[12]);
+  if (!Number.isFinite(utime) || !Number.isFinite(stime)) return undefined;
+  return ((utime + stime) * 1000) / TICKS_PER_SECOND;
+}
+
 /** The process group (stat field 5): a server and the children it forks share the group of the pid we spawned. */
 export function processGroupOf(pid: number): number | undefined {
   const group = Number(statFields(pid)?.[2]);
