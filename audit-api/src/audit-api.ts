@@ -7,8 +7,9 @@ import { HealthService } from "@svc/proto";
 import { SQL } from "bun";
 import type { Logger } from "pino";
 import { AuditQueries } from "./audit-queries.ts";
-import { BlockCache } from "./block-cache.ts";
+import { BLOCK_BYTES, BlockCache } from "./block-cache.ts";
 import type { AuditApiConfig } from "./config.ts";
+import { DiskBlocks } from "./disk-blocks.ts";
 import { AuditApiError } from "./errors.ts";
 import { addReflection } from "./grpc-reflection.ts";
 import { AuditServiceService, auditServiceImplementation } from "./grpc-service.ts";
@@ -59,6 +60,21 @@ export async function startAuditApi(config: AuditApiConfig, options: { logger: L
     requestChecksumCalculation: "WHEN_REQUIRED",
     responseChecksumValidation: "WHEN_REQUIRED",
   });
+  let disk: DiskBlocks | undefined;
+  try {
+    disk = config.diskCache
+      ? await DiskBlocks.open(config.diskCache.dir, {
+          maxBytes: config.diskCache.maxBytes,
+          blockBytes: BLOCK_BYTES,
+          report: (failures, last) =>
+            logger.warn({ failures, err: last }, "block cache slab failed (the blocks are read from S3)"),
+        })
+      : undefined;
+  } catch (error) {
+    await sql.close();
+    s3.destroy();
+    throw error;
+  }
   const tail = config.tail ? KafkaTail.start(sql, config.schema, config.tail, logger) : undefined;
   const objects = new VersionReader(s3);
   const queries = new AuditQueries(
@@ -67,7 +83,7 @@ export async function startAuditApi(config: AuditApiConfig, options: { logger: L
     new PageTokens(config.pageTokenKey),
     config.limits,
     tail?.store,
-    config.objectCacheBytes > 0 ? new BlockCache(objects, config.objectCacheBytes) : undefined,
+    config.objectCacheBytes > 0 ? new BlockCache(objects, config.objectCacheBytes, undefined, disk) : undefined,
   );
   const health = new HealthState("audit", process.env.HOSTNAME ?? "audit-api", "active");
   /** The clients opened above: closed on a failed start and at the end of a stop. */
@@ -75,6 +91,7 @@ export async function startAuditApi(config: AuditApiConfig, options: { logger: L
     await tail?.stop();
     await sql.close();
     s3.destroy();
+    await disk?.close(); // after the blocks being written
   };
 
   const grpc = new Server();

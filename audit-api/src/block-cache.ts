@@ -1,5 +1,9 @@
+import type { DiskBlocks } from "./disk-blocks.ts";
 import { decodeGzipBody } from "./gzip-body.ts";
 import type { ByteRange, VersionReader } from "./version-reader.ts";
+
+/** The size of a block: a page of 100 lines of ~400 bytes falls in one or two. */
+export const BLOCK_BYTES = 128 * 1024;
 
 /** One cached block: its bytes once read (shared by concurrent readers while the GET runs). */
 interface Block {
@@ -17,6 +21,10 @@ interface Block {
  *
  * A gzip object version cannot be read by range: `whole` keeps it decoded as one entry under the same budget, so
  * the pages (or export steps) that fall in it share one GET and one decode instead of one each.
+ *
+ * With `disk` (disk-blocks.ts), a block missing from memory is looked for there before it is read from S3, and a
+ * block read from S3 is offered to it: a store larger than memory then costs each block one GET, not one per page
+ * that falls in it (gzip objects' decoded wholes stay in memory only).
  */
 export class BlockCache {
   /** Insertion order of a Map = recency order: a hit moves the block to the end. */
@@ -26,9 +34,11 @@ export class BlockCache {
   constructor(
     private readonly reader: VersionReader,
     private readonly maxBytes: number,
-    readonly blockBytes = 128 * 1024,
+    readonly blockBytes = BLOCK_BYTES,
+    private readonly disk?: DiskBlocks,
   ) {
     if (!(maxBytes > 0) || !(blockBytes > 0)) throw new RangeError("BlockCache: maxBytes and blockBytes must be > 0");
+    if (disk && disk.blockBytes < blockBytes) throw new RangeError("BlockCache: the disk tier's blocks are smaller");
   }
 
   /** Bytes held (blocks read or being read). */
@@ -84,6 +94,54 @@ export class BlockCache {
     this.held -= block.size;
   }
 
+  /**
+   * Blocks `[from, to)` of a version, each whole (the object's last one may be short): those the disk tier holds from
+   * it, each run of the others with one GET, cut into blocks and offered to the disk tier.
+   */
+  private async fetchBlocks(
+    bucket: string,
+    key: string,
+    versionId: string,
+    from: number,
+    to: number,
+  ): Promise<Uint8Array[]> {
+    const size = this.blockBytes;
+    const ids = Array.from(
+      { length: to - from },
+      (_, k) => `${bucket}\u0000${key}\u0000${versionId}\u0000${size}:${from + k}`,
+    );
+    const disk = this.disk;
+    const out: (Uint8Array | undefined)[] = disk
+      ? await Promise.all(ids.map((id) => disk.get(id)))
+      : new Array(ids.length);
+    const gets: Promise<void>[] = [];
+    for (let a = 0; a < out.length; ) {
+      if (out[a]) {
+        a++;
+        continue;
+      }
+      let b = a;
+      while (b < out.length && !out[b]) b++;
+      const [runStart, runEnd] = [a, b];
+      const range = { start: (from + runStart) * size, end: (from + runEnd) * size };
+      gets.push(
+        this.reader.read(bucket, key, versionId, range).then((all) => {
+          for (let k = runStart; k < runEnd; k++) {
+            // A GET of one block is that block (no copy); a longer one is cut into copies, so that a block dropped
+            // frees its bytes instead of keeping the whole GET's buffer alive under a budget that counts blocks.
+            const offset = (k - runStart) * size;
+            const block = runEnd - runStart === 1 ? all : all.slice(offset, offset + size);
+            out[k] = block;
+            disk?.put(ids[k] as string, block);
+          }
+        }),
+      );
+      a = b;
+    }
+    await Promise.all(gets);
+    return out as Uint8Array[];
+  }
+
   /** Bytes `range` of a version (`VersionReader.read`'s failures; a failed block is not kept). */
   async read(bucket: string, key: string, versionId: string, range: ByteRange): Promise<Uint8Array> {
     const size = this.blockBytes;
@@ -92,7 +150,7 @@ export class BlockCache {
     const prefix = `${bucket}\u0000${key}\u0000${versionId}\u0000`;
     const parts: (Promise<Uint8Array> | undefined)[] = [];
     for (let b = first; b <= last; b++) parts.push(this.hit(`${prefix}${b}`)?.bytes);
-    // Each run of adjacent missing blocks: one GET, cut into blocks.
+    // Each run of adjacent missing blocks: read together (from disk, else one GET per run still missing).
     for (let i = 0; i < parts.length; ) {
       if (parts[i]) {
         i++;
@@ -100,24 +158,21 @@ export class BlockCache {
       }
       let j = i;
       while (j < parts.length && !parts[j]) j++;
-      const fetched = this.reader.read(bucket, key, versionId, { start: (first + i) * size, end: (first + j) * size });
-      /** Each block of the run: its id and where it starts in the GET's bytes. */
-      const blocks: { id: string; block: Block; offset: number }[] = [];
-      // A GET of one block is that block (no copy); a longer one is cut into copies, so that a block dropped frees
-      // its bytes instead of keeping the whole GET's buffer alive under a budget that counts blocks.
-      const cut = j - i === 1 ? (all: Uint8Array) => all : (all: Uint8Array, at: number) => all.slice(at, at + size);
+      const fetched = this.fetchBlocks(bucket, key, versionId, first + i, first + j);
+      /** Each block of the run: its id and its place in the run. */
+      const blocks: { id: string; block: Block; at: number }[] = [];
       for (let k = i; k < j; k++) {
-        const offset = (k - i) * size;
-        const block: Block = { bytes: fetched.then((all) => cut(all, offset)), size };
+        const at = k - i; // (i moves on below, before the GET answers)
+        const block: Block = { bytes: fetched.then((all) => all[at] as Uint8Array), size };
         block.bytes.catch(() => {}); // the reader awaits it below
-        blocks.push({ id: `${prefix}${first + k}`, block, offset });
+        blocks.push({ id: `${prefix}${first + k}`, block, at });
         parts[k] = block.bytes;
       }
       for (const { id, block } of blocks) this.insert(id, block);
       fetched.then(
         (all) => {
-          for (const { id, block, offset } of blocks) {
-            const length = Math.max(0, Math.min(size, all.length - offset));
+          for (const { id, block, at } of blocks) {
+            const length = (all[at] as Uint8Array).length;
             if (this.blocks.get(id) === block) this.held += length - block.size;
             block.size = length;
           }

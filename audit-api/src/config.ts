@@ -57,6 +57,18 @@ export const AuditApiEnvSchema = Type.Object({
     default: 64 * 1024 * 1024,
     description: "memory for blocks of stored objects that lists read (0: every page is a GET)",
   }),
+  SVC_AUDIT_API_DISK_CACHE_DIR: Type.Optional(
+    Type.String({
+      minLength: 1,
+      description: "a directory of this process for blocks that do not fit in memory (unset: memory only)",
+    }),
+  ),
+  SVC_AUDIT_API_DISK_CACHE_BYTES: integer({
+    minimum: 1024 * 1024,
+    maximum: 1024 * 1024 * 1024 * 1024,
+    default: 1024 * 1024 * 1024,
+    description: "disk for blocks in SVC_AUDIT_API_DISK_CACHE_DIR",
+  }),
   SVC_AUDIT_KAFKA_BROKERS: Type.Optional(
     Type.String({
       pattern: "^[^\\s,]+:\\d+(,[^\\s,]+:\\d+)*$",
@@ -118,6 +130,8 @@ export interface AuditApiConfig {
   limits: QueryLimits;
   /** Bytes of object blocks kept for lists (block-cache.ts); 0 = none. */
   objectCacheBytes: number;
+  /** The disk tier behind that memory (disk-blocks.ts); undefined without SVC_AUDIT_API_DISK_CACHE_DIR. */
+  diskCache: { dir: string; maxBytes: number } | undefined;
   logLevel: LogLevel;
   auth: AuthConfig;
   /** The freshness tail; undefined without SVC_AUDIT_KAFKA_BROKERS. */
@@ -160,6 +174,12 @@ export function parseAuditApiConfig(env: Record<string, string | undefined>): Au
   if ((parsed.SVC_AUDIT_S3_ACCESS_KEY === undefined) !== (parsed.SVC_AUDIT_S3_SECRET_KEY === undefined)) {
     throw invalid("SVC_AUDIT_S3_SECRET_KEY", "SVC_AUDIT_S3_ACCESS_KEY and SVC_AUDIT_S3_SECRET_KEY go together");
   }
+  if (parsed.SVC_AUDIT_API_DISK_CACHE_DIR !== undefined && parsed.SVC_AUDIT_API_OBJECT_CACHE_BYTES === 0) {
+    throw invalid(
+      "SVC_AUDIT_API_DISK_CACHE_DIR",
+      "the disk tier is behind the memory cache: it needs SVC_AUDIT_API_OBJECT_CACHE_BYTES > 0",
+    );
+  }
   let auth: AuthConfig;
   try {
     auth = parseAuthConfig(env);
@@ -191,6 +211,10 @@ export function parseAuditApiConfig(env: Record<string, string | undefined>): Au
       rangeMergeBytes: parsed.SVC_AUDIT_API_RANGE_MERGE_BYTES,
     },
     objectCacheBytes: parsed.SVC_AUDIT_API_OBJECT_CACHE_BYTES,
+    diskCache:
+      parsed.SVC_AUDIT_API_DISK_CACHE_DIR === undefined
+        ? undefined
+        : { dir: parsed.SVC_AUDIT_API_DISK_CACHE_DIR, maxBytes: parsed.SVC_AUDIT_API_DISK_CACHE_BYTES },
     logLevel: parsed.SVC_AUDIT_LOG_LEVEL as LogLevel,
     auth,
     tail: parsed.SVC_AUDIT_KAFKA_BROKERS

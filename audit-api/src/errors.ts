@@ -14,6 +14,8 @@ export const AUDIT_API_ERROR_CODES = [
   "AUDIT_API_OBJECT_READ_FAILED",
   /** The REST port could not be listened on (taken, or not allowed); `subject` names the setting. */
   "AUDIT_API_LISTEN_FAILED",
+  /** The block cache's directory cannot be created, read or written; `subject` names the setting. */
+  "AUDIT_API_DISK_CACHE_FAILED",
 ] as const;
 
 export type AuditApiErrorCode = (typeof AUDIT_API_ERROR_CODES)[number];

@@ -8,6 +8,7 @@ const GRPC: Record<AuditApiErrorCode, status> = {
   AUDIT_API_INDEX_FAILED: status.INTERNAL,
   AUDIT_API_OBJECT_READ_FAILED: status.INTERNAL,
   AUDIT_API_LISTEN_FAILED: status.INTERNAL,
+  AUDIT_API_DISK_CACHE_FAILED: status.INTERNAL,
 };
 
 const HTTP: Record<AuditApiErrorCode, number> = {
@@ -17,6 +18,7 @@ const HTTP: Record<AuditApiErrorCode, number> = {
   AUDIT_API_INDEX_FAILED: 500,
   AUDIT_API_OBJECT_READ_FAILED: 500,
   AUDIT_API_LISTEN_FAILED: 500,
+  AUDIT_API_DISK_CACHE_FAILED: 500,
 };
 
 /** HTTP status of an error (a retriable storage failure is 503). */

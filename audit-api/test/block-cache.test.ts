@@ -5,9 +5,19 @@
  * the cache while a list's page goes through it.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { closeSync, openSync, writeSync } from "node:fs";
+import { join } from "node:path";
 import { PutObjectCommand } from "@aws-sdk/client-s3";
-import { rejectionOf } from "@svc/testkit";
-import { AuditApiError, AuditQueries, BlockCache, IndexReader, PageTokens, VersionReader } from "../index.ts";
+import { rejectionOf, tempDir } from "@svc/testkit";
+import {
+  AuditApiError,
+  AuditQueries,
+  BlockCache,
+  DiskBlocks,
+  IndexReader,
+  PageTokens,
+  VersionReader,
+} from "../index.ts";
 import { minioProxy, s3At } from "./support/minio-proxy.ts";
 import { sampleRecord, sealBatch, storeBatch, testStorage } from "./support/stored-data.ts";
 
@@ -20,11 +30,16 @@ const content = Buffer.from(Array.from({ length: 10 * 1024 + 300 }, (_, i) => (i
 let versionId: string;
 const proxies: { stop(): void }[] = [];
 
-function cached(blockBytes: number, maxBytes: number, answer: Parameters<typeof minioProxy>[0] = () => undefined) {
+function cached(
+  blockBytes: number,
+  maxBytes: number,
+  answer: Parameters<typeof minioProxy>[0] = () => undefined,
+  disk?: DiskBlocks,
+) {
   const proxy = minioProxy(answer);
   proxies.push(proxy);
   const reader = new VersionReader(s3At(proxy.url), { maxAttempts: 1 });
-  return { proxy, cache: new BlockCache(reader, maxBytes, blockBytes) };
+  return { proxy, cache: new BlockCache(reader, maxBytes, blockBytes, disk) };
 }
 
 /** The queries' limits: 5-event pages, no merging of neighbouring ranges (each run its own read). */
@@ -109,6 +124,51 @@ test("a failed GET is reported and not kept: the next read of the block asks aga
   expect(cache.bytes).toBe(0);
   same(await cache.read(BUCKET, key, versionId, { start: 10, end: 20 }), 10, 20);
   expect(proxy.requests).toBe(2);
+});
+
+test("with a disk tier, blocks read once are read from disk by a cache that never read them (one GET per run still missing)", async () => {
+  const dir = await tempDir("block-disk");
+  try {
+    const settings = { maxBytes: 1 << 20, blockBytes: 1024, report: () => {} };
+    const first = await DiskBlocks.open(dir.path, settings);
+    const { proxy: firstProxy, cache: firstCache } = cached(1024, 1 << 20, undefined, first);
+    same(await firstCache.read(BUCKET, key, versionId, { start: 1024, end: 3 * 1024 }), 1024, 3 * 1024); // blocks 1–2
+    same(
+      await firstCache.read(BUCKET, key, versionId, { start: 5 * 1024, end: 5 * 1024 + 10 }),
+      5 * 1024,
+      5 * 1024 + 10,
+    );
+    await first.idle();
+    expect(firstProxy.requests).toBe(2);
+    expect(first.stats.written).toBe(3);
+
+    // The next process: a new memory cache over the same directory.
+    await first.close();
+    const next = await DiskBlocks.open(dir.path, settings);
+    const { proxy, cache } = cached(1024, 1 << 20, undefined, next);
+    same(await cache.read(BUCKET, key, versionId, { start: 1500, end: 2500 }), 1500, 2500);
+    expect(proxy.requests).toBe(0);
+    // Blocks 0–6: 1 and 2 now in memory, 5 on disk; 0, then 3–4, then 6 read with one GET each.
+    same(await cache.read(BUCKET, key, versionId, { start: 100, end: 6 * 1024 + 100 }), 100, 6 * 1024 + 100);
+    expect(proxy.requests).toBe(3);
+    expect(next.stats.hits).toBe(3); // 1 and 2 for the first read, 5 for this one
+    await next.idle();
+    expect(next.count).toBe(7);
+
+    // A damaged slot is a miss: its block comes from S3 again, exactly.
+    const offset = next.offsetOf(`${BUCKET}\u0000${key}\u0000${versionId}\u00001024:2`) as number;
+    const slab = join(dir.path, "blocks-1024.slab");
+    const fd = openSync(slab, "r+");
+    writeSync(fd, Buffer.from([0xff, 0xfe]), 0, 2, offset + 100);
+    closeSync(fd);
+    const { proxy: lastProxy, cache: last } = cached(1024, 1 << 20, undefined, next);
+    same(await last.read(BUCKET, key, versionId, { start: 2 * 1024, end: 2 * 1024 + 500 }), 2 * 1024, 2 * 1024 + 500);
+    expect(lastProxy.requests).toBe(1);
+    expect(next.stats.failures).toBe(1);
+    await next.close();
+  } finally {
+    await dir.remove();
+  }
 });
 
 test("a budget or block size of 0 is refused", () => {

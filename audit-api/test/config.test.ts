@@ -35,6 +35,23 @@ test("the freshness tail: off without SVC_AUDIT_KAFKA_BROKERS, else on the write
   });
 });
 
+test("the block cache's disk tier: off by default; a directory turns it on at 1 GiB unless sized", () => {
+  expect(parseAuditApiConfig(base).diskCache).toBeUndefined();
+  expect(parseAuditApiConfig({ ...base, SVC_AUDIT_API_DISK_CACHE_DIR: "/var/cache/blocks" }).diskCache).toEqual({
+    dir: "/var/cache/blocks",
+    maxBytes: 1024 * 1024 * 1024,
+  });
+  const sized = { ...base, SVC_AUDIT_API_DISK_CACHE_DIR: "/c", SVC_AUDIT_API_DISK_CACHE_BYTES: "2097152" };
+  expect(parseAuditApiConfig(sized).diskCache?.maxBytes).toBe(2_097_152);
+});
+
+test("a disk tier without the memory cache in front of it is refused, naming SVC_AUDIT_API_DISK_CACHE_DIR", () => {
+  const env = { ...base, SVC_AUDIT_API_DISK_CACHE_DIR: "/c", SVC_AUDIT_API_OBJECT_CACHE_BYTES: "0" };
+  const error = thrownBy(() => parseAuditApiConfig(env), AuditApiError);
+  expect(error.code).toBe("AUDIT_API_CONFIG_INVALID");
+  expect(error.subject).toBe("SVC_AUDIT_API_DISK_CACHE_DIR");
+});
+
 test("SVC_AUDIT_HOST_PORT overrides the gRPC port", () => {
   expect(parseAuditApiConfig({ ...base, SVC_AUDIT_HOST_PORT: "6001" }).grpcPort).toBe(6001);
 });
@@ -52,6 +69,8 @@ test.each([
   ["SVC_AUDIT_API_TAIL_MAX_RECORDS", "0"],
   ["SVC_AUDIT_API_TAIL_REFRESH_MS", "1"],
   ["SVC_AUDIT_API_OBJECT_CACHE_BYTES", "64MiB"],
+  ["SVC_AUDIT_API_DISK_CACHE_BYTES", "1024"],
+  ["SVC_AUDIT_API_DISK_CACHE_BYTES", "1GiB"],
 ])("a bad %s (%s) is refused naming the variable", (name, value) => {
   const error = thrownBy(() => parseAuditApiConfig({ ...base, [name]: value }), AuditApiError);
   expect(error.code).toBe("AUDIT_API_CONFIG_INVALID");

@@ -4,11 +4,13 @@
  * is not there, an unreachable PostgreSQL, the export byte limit, and main's start and SIGTERM.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { credentials, type ServiceError, status } from "@grpc/grpc-js";
 import { type HealthCheckResponse, HealthCheckResponse_ServingStatus, HealthClient } from "@svc/proto";
-import { hangUpListener, randomName, rejectionOf } from "@svc/testkit";
+import { hangUpListener, randomName, rejectionOf, tempDir } from "@svc/testkit";
 import { pino } from "pino";
-import { type AuditApi, AuditApiError, parseAuditApiConfig, startAuditApi } from "../index.ts";
+import { type AuditApi, AuditApiError, BLOCK_BYTES, DiskBlocks, parseAuditApiConfig, startAuditApi } from "../index.ts";
 import {
   AUTH_DISABLED,
   apiEnv,
@@ -254,5 +256,35 @@ test("a taken REST port fails the start with AUDIT_API_LISTEN_FAILED naming SVC_
     expect(await (await fetch(`http://127.0.0.1:${holder.port}/health`)).text()).toBe("other");
   } finally {
     holder.stop(true);
+  }
+});
+
+test("the block cache's disk tier: a list's blocks land in its directory; an unusable one fails the start (AUDIT_API_DISK_CACHE_FAILED)", async () => {
+  const dir = await tempDir("api-blocks");
+  try {
+    const tenant = randomName("tenant");
+    const records = [sampleRecord(randomName("ev"), tenant, T0), sampleRecord(randomName("ev"), tenant, T0 + 1)];
+    await storeBatch(sql, s3, names, sealBatch(names.topic, 2, 0n, records));
+    const blocks = join(dir.path, "blocks");
+    const withDisk = await start(names.schema, { SVC_AUDIT_API_DISK_CACHE_DIR: blocks });
+    const { status, body } = await list(withDisk, tenant);
+    expect(status).toBe(200);
+    expect(body.events).toEqual(records as unknown as Record<string, unknown>[]);
+    await withDisk.stop();
+    // Stopped after its write: the next process over the directory finds the page's block.
+    const kept = await DiskBlocks.open(blocks, { maxBytes: 1 << 20, blockBytes: BLOCK_BYTES, report: () => {} });
+    expect(kept.count).toBe(1);
+    await kept.close();
+
+    const file = join(dir.path, "a-file");
+    writeFileSync(file, "");
+    const error = await rejectionOf(
+      start(names.schema, { SVC_AUDIT_API_DISK_CACHE_DIR: join(file, "blocks") }),
+      AuditApiError,
+    );
+    expect(error.code).toBe("AUDIT_API_DISK_CACHE_FAILED");
+    expect(error.subject).toBe("SVC_AUDIT_API_DISK_CACHE_DIR");
+  } finally {
+    await dir.remove();
   }
 });

@@ -307,6 +307,25 @@ test("the audit API's Service: gRPC 50052 and the REST port; endpoint's agent sh
   expect(spec.volumes?.find((v) => v.name === mountOf(agent)?.name)?.emptyDir).toBeDefined();
 });
 
+test("the audit API's block cache: its disk tier in an emptyDir sized above its budget; off, neither env nor volume", async () => {
+  const envOf = (spec: V1PodSpec) =>
+    Object.fromEntries((container(spec, "audit-api").env ?? []).map((e) => [e.name, e.value]));
+  const spec = podSpec(workload(manifests, name("audit-api")));
+  const env = envOf(spec);
+  const dir = env.SVC_AUDIT_API_DISK_CACHE_DIR as string;
+  const mount = container(spec, "audit-api").volumeMounts?.find((m) => m.mountPath === dir);
+  const volume = spec.volumes?.find((v) => v.name === mount?.name);
+  const sizeLimit = String(volume?.emptyDir?.sizeLimit);
+  expect(sizeLimit).toMatch(/^\d+Mi$/);
+  expect(Number.parseInt(sizeLimit, 10) * 1048576).toBeGreaterThan(Number(env.SVC_AUDIT_API_DISK_CACHE_BYTES));
+  expect(Number(env.SVC_AUDIT_API_OBJECT_CACHE_BYTES)).toBeGreaterThan(0);
+
+  const off = parseManifests(await templateChart({ set: { ...REQUIRED, "auditApi.diskCache.enabled": "false" } }));
+  const offSpec = podSpec(workload(off, name("audit-api")));
+  expect(envOf(offSpec).SVC_AUDIT_API_DISK_CACHE_DIR).toBeUndefined();
+  expect(offSpec.volumes?.map((v) => v.name)).toEqual(["tmp"]);
+});
+
 test("the agent and the audit writers: JavaScriptCore's heap sized as the local stack sizes it, not for the node's RAM", () => {
   const envOf = (c: V1Container) => Object.fromEntries((c.env ?? []).map((e) => [e.name, e.value]));
   const sized = jscHeapEnv().BUN_JSC_forceRAMSize;
