@@ -5,7 +5,8 @@
  * (as h2load or wrk would: a load generator does not parse what it measures). The first failure ends the run.
  *
  * Its settings come on standard input as JSON (the bearer token stays off the command line); its result goes to
- * standard output as one JSON line: `{ calls, cpuMs, failure? }` (`cpuMs`: this process's CPU, user + system).
+ * standard output as one JSON line: `{ calls, perSecond, cpuMs, failure? }` (`perSecond`: calls answered in each
+ * second of the run; `cpuMs`: this process's CPU, user + system).
  */
 export interface ListLoadSettings {
   url: string;
@@ -20,6 +21,8 @@ export interface ListLoadSettings {
 
 export interface ListLoadResult {
   calls: number;
+  /** Calls answered in each second of the run (the last one may be partial). */
+  perSecond: number[];
   cpuMs: number;
   failure?: string;
 }
@@ -28,8 +31,10 @@ async function run(settings: ListLoadSettings): Promise<ListLoadResult> {
   const { url, headers, start, span, window, concurrency, seconds } = settings;
   const end = new Date(start + span).toISOString();
   const cpu = process.cpuUsage();
-  const until = performance.now() + seconds * 1000;
+  const began = performance.now();
+  const until = began + seconds * 1000;
   let calls = 0;
+  const perSecond = Array.from({ length: seconds }, () => 0);
   let failure: string | undefined;
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
@@ -44,6 +49,8 @@ async function run(settings: ListLoadSettings): Promise<ListLoadResult> {
             return;
           }
           calls++;
+          const second = Math.min(seconds - 1, Math.floor((performance.now() - began) / 1000));
+          perSecond[second] = (perSecond[second] ?? 0) + 1;
         } catch (error) {
           failure ??= String(error);
           return;
@@ -52,7 +59,12 @@ async function run(settings: ListLoadSettings): Promise<ListLoadResult> {
     }),
   );
   const used = process.cpuUsage(cpu);
-  return { calls, cpuMs: (used.user + used.system) / 1000, ...(failure === undefined ? {} : { failure }) };
+  return {
+    calls,
+    perSecond,
+    cpuMs: (used.user + used.system) / 1000,
+    ...(failure === undefined ? {} : { failure }),
+  };
 }
 
 if (import.meta.main) {
