@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import { auditAgentCheckpoint, endpointAuditLog, ensureAuditPageTokenKey } from "../audit-files.ts";
 import { answers200, bunProgram, dropPrefixes } from "../bun-program.ts";
 import type { StackContext, StackService } from "../context.ts";
@@ -18,7 +19,8 @@ export const auditAgentPort = (ctx: StackContext, index: number) =>
 
 /**
  * The audit API's environment (audit-api/README.md): the writer's index and bucket, the topic's tail (records
- * listed before the writer's batch is stored), tokens of endpoint's realm. `pageTokenKey` is the state
+ * listed before the writer's batch is stored), tokens of endpoint's realm, the block cache's disk tier in the
+ * state directory. `pageTokenKey` is the state
  * directory's (audit-files.ts).
  */
 function auditApiEnv(ctx: StackContext, pageTokenKey: string): Record<string, string> {
@@ -35,6 +37,8 @@ function auditApiEnv(ctx: StackContext, pageTokenKey: string): Record<string, st
     SVC_AUDIT_KAFKA_BROKERS: stackBrokers(ctx),
     SVC_AUDIT_TOPIC: topic,
     SVC_AUTH_ISSUER: servicesIssuer(ctx),
+    // The block cache's disk tier, as the chart deploys it (its 1 GiB default), kept across restarts of the stack.
+    SVC_AUDIT_API_DISK_CACHE_DIR: join(ctx.stateDir, "audit-api", "blocks"),
   };
 }
 
