@@ -1,8 +1,8 @@
 export { type AuditApi, startAuditApi } from "./src/audit-api.ts";
 export { AuditQueries, type ExportAnswer, type ListAnswer, type StoredRecord } from "./src/audit-queries.ts";
-export { BLOCK_BYTES, BlockCache } from "./src/block-cache.ts";
+export { BLOCK_BYTES, BlockCache, EXTENT_BLOCKS } from "./src/block-cache.ts";
 export { type AuditApiConfig, AuditApiEnvSchema, parseAuditApiConfig, type QueryLimits } from "./src/config.ts";
-export { DiskBlocks, type DiskBlocksStats } from "./src/disk-blocks.ts";
+export { DISK_WRITES_AT_ONCE, DiskBlocks, type DiskBlocksStats } from "./src/disk-blocks.ts";
 export { AUDIT_API_ERROR_CODES, AuditApiError, type AuditApiErrorCode } from "./src/errors.ts";
 export { type EventLocation, IndexReader, wholeMinutes } from "./src/index-reader.ts";
 export { compareTimeId, microTime } from "./src/micro-time.ts";

@@ -5,6 +5,13 @@ import type { ByteRange, VersionReader } from "./version-reader.ts";
 /** The size of a block: a page of 100 lines of ~400 bytes falls in one or two. */
 export const BLOCK_BYTES = 128 * 1024;
 
+/**
+ * Blocks read by one GET on a miss when there is a disk tier (1 MiB of 128 KiB blocks): MinIO reads and checks a
+ * whole 1 MiB erasure block for any range in it (0.85 ms of its CPU for 4 KiB, 1.54 ms for 1 MiB, measured on the
+ * local stack), and S3 bills per request.
+ */
+export const EXTENT_BLOCKS = 8;
+
 /** One cached block: its bytes once read (shared by concurrent readers while the GET runs). */
 interface Block {
   bytes: Promise<Uint8Array>;
@@ -96,7 +103,9 @@ export class BlockCache {
 
   /**
    * Blocks `[from, to)` of a version, each whole (the object's last one may be short): those the disk tier holds from
-   * it, each run of the others with one GET, cut into blocks and offered to the disk tier.
+   * it, each run of the others with one GET. With a disk tier, a run's GET covers the aligned extents of
+   * `EXTENT_BLOCKS` around it and every block of them goes to disk (only the run's to memory): a store read cold
+   * then costs one GET per MiB, not per block.
    */
   private async fetchBlocks(
     bucket: string,
@@ -106,14 +115,12 @@ export class BlockCache {
     to: number,
   ): Promise<Uint8Array[]> {
     const size = this.blockBytes;
-    const ids = Array.from(
-      { length: to - from },
-      (_, k) => `${bucket}\u0000${key}\u0000${versionId}\u0000${size}:${from + k}`,
-    );
+    const idOf = (block: number) => `${bucket}\u0000${key}\u0000${versionId}\u0000${size}:${block}`;
     const disk = this.disk;
     const out: (Uint8Array | undefined)[] = disk
-      ? await Promise.all(ids.map((id) => disk.get(id)))
-      : new Array(ids.length);
+      ? await Promise.all(Array.from({ length: to - from }, (_, k) => disk.get(idOf(from + k))))
+      : new Array(to - from);
+    const extent = disk ? EXTENT_BLOCKS : 1;
     const gets: Promise<void>[] = [];
     for (let a = 0; a < out.length; ) {
       if (out[a]) {
@@ -122,17 +129,23 @@ export class BlockCache {
       }
       let b = a;
       while (b < out.length && !out[b]) b++;
-      const [runStart, runEnd] = [a, b];
-      const range = { start: (from + runStart) * size, end: (from + runEnd) * size };
+      // Blocks [first, last) of the version: the run, widened to whole extents (a GET past the object's end answers
+      // up to its end).
+      const first = Math.floor((from + a) / extent) * extent;
+      const last = Math.ceil((from + b) / extent) * extent;
+      const [runFirst, runEnd] = [from + a, from + b];
       gets.push(
-        this.reader.read(bucket, key, versionId, range).then((all) => {
-          for (let k = runStart; k < runEnd; k++) {
-            // A GET of one block is that block (no copy); a longer one is cut into copies, so that a block dropped
-            // frees its bytes instead of keeping the whole GET's buffer alive under a budget that counts blocks.
-            const offset = (k - runStart) * size;
-            const block = runEnd - runStart === 1 ? all : all.slice(offset, offset + size);
-            out[k] = block;
-            disk?.put(ids[k] as string, block);
+        this.reader.read(bucket, key, versionId, { start: first * size, end: last * size }).then((all) => {
+          for (let block = first; block < last; block++) {
+            const offset = (block - first) * size;
+            const part = all.subarray(offset, offset + size);
+            if (part.length === 0) break;
+            if (block >= runFirst && block < runEnd) {
+              // A GET of one block is that block (no copy); a longer one is cut into copies, so that a block dropped
+              // frees its bytes instead of keeping the whole GET's buffer alive under a budget that counts blocks.
+              out[block - from] = last - first === 1 ? all : part.slice();
+            }
+            disk?.put(idOf(block), part);
           }
         }),
       );

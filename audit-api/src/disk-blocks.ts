@@ -8,8 +8,11 @@ import { AuditApiError } from "./errors.ts";
 const MAGIC = 0x5356_4232;
 /** magic, data length, CRC-32 of the data (each u32, big-endian), then the SHA-256 of the block's id. */
 const HEADER_BYTES = 44;
-/** Blocks written at once; a block arriving while they run is not kept (the next miss offers it again). */
-const WRITES_AT_ONCE = 4;
+/**
+ * Blocks written at once (8 MiB of buffers at 128 KiB): a miss offers a whole extent of 8; a block arriving while
+ * they run is not kept (the next miss offers it again).
+ */
+export const DISK_WRITES_AT_ONCE = 64;
 /** The least time between two reports of failures (a full disk would otherwise report every miss). */
 const REPORT_EVERY_MS = 60_000;
 const SLAB_NAME = /^blocks-\d+\.slab$/;
@@ -19,7 +22,7 @@ export interface DiskBlocksStats {
   hits: number;
   misses: number;
   written: number;
-  /** Blocks offered while `WRITES_AT_ONCE` writes ran. */
+  /** Blocks offered while `DISK_WRITES_AT_ONCE` writes ran. */
   skipped: number;
   /** Slots that could not be written, or were found damaged on reading (and freed). */
   failures: number;
@@ -210,7 +213,7 @@ export class DiskBlocks {
     const digest = digestOf(id);
     const key = digest.toString("hex");
     if (this.closed || this.slots.has(key) || this.pending.has(key)) return;
-    if (this.pending.size >= WRITES_AT_ONCE) {
+    if (this.pending.size >= DISK_WRITES_AT_ONCE) {
       this.stats.skipped++;
       return;
     }

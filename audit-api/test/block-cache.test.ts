@@ -14,6 +14,7 @@ import {
   AuditQueries,
   BlockCache,
   DiskBlocks,
+  EXTENT_BLOCKS,
   IndexReader,
   PageTokens,
   VersionReader,
@@ -126,34 +127,34 @@ test("a failed GET is reported and not kept: the next read of the block asks aga
   expect(proxy.requests).toBe(2);
 });
 
-test("with a disk tier, blocks read once are read from disk by a cache that never read them (one GET per run still missing)", async () => {
+test("with a disk tier, a miss reads its whole extent to disk; a cache that never read the blocks reads them from there", async () => {
   const dir = await tempDir("block-disk");
   try {
+    expect(EXTENT_BLOCKS).toBe(8);
     const settings = { maxBytes: 1 << 20, blockBytes: 1024, report: () => {} };
     const first = await DiskBlocks.open(dir.path, settings);
     const { proxy: firstProxy, cache: firstCache } = cached(1024, 1 << 20, undefined, first);
     same(await firstCache.read(BUCKET, key, versionId, { start: 1024, end: 3 * 1024 }), 1024, 3 * 1024); // blocks 1–2
-    same(
-      await firstCache.read(BUCKET, key, versionId, { start: 5 * 1024, end: 5 * 1024 + 10 }),
-      5 * 1024,
-      5 * 1024 + 10,
-    );
     await first.idle();
-    expect(firstProxy.requests).toBe(2);
-    expect(first.stats.written).toBe(3);
+    expect(firstProxy.requests).toBe(1);
+    expect(first.stats.written).toBe(8); // blocks 0–7: the extent of 8 around them
+    expect(firstCache.bytes).toBe(2 * 1024); // only the asked-for blocks in memory
 
     // The next process: a new memory cache over the same directory.
     await first.close();
     const next = await DiskBlocks.open(dir.path, settings);
     const { proxy, cache } = cached(1024, 1 << 20, undefined, next);
     same(await cache.read(BUCKET, key, versionId, { start: 1500, end: 2500 }), 1500, 2500);
-    expect(proxy.requests).toBe(0);
-    // Blocks 0–6: 1 and 2 now in memory, 5 on disk; 0, then 3–4, then 6 read with one GET each.
+    // Blocks 0–6: 1 and 2 now in memory, the others on disk.
     same(await cache.read(BUCKET, key, versionId, { start: 100, end: 6 * 1024 + 100 }), 100, 6 * 1024 + 100);
-    expect(proxy.requests).toBe(3);
-    expect(next.stats.hits).toBe(3); // 1 and 2 for the first read, 5 for this one
+    expect(proxy.requests).toBe(0);
+    expect(next.stats.hits).toBe(7);
+    // Blocks 9 and 10 (the short last one): one GET of extent 8–15, answered up to the object's end.
+    const end = content.length;
+    same(await cache.read(BUCKET, key, versionId, { start: 9 * 1024 + 5, end }), 9 * 1024 + 5, end);
+    expect(proxy.requests).toBe(1);
     await next.idle();
-    expect(next.count).toBe(7);
+    expect(next.count).toBe(11); // blocks 0–10
 
     // A damaged slot is a miss: its block comes from S3 again, exactly.
     const offset = next.offsetOf(`${BUCKET}\u0000${key}\u0000${versionId}\u00001024:2`) as number;

@@ -9,7 +9,7 @@ import { expect, test } from "bun:test";
 import { existsSync, openSync, readSync, truncateSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { rejectionOf, tempDir } from "@svc/testkit";
-import { AuditApiError, DiskBlocks, type DiskBlocksStats } from "../index.ts";
+import { AuditApiError, DISK_WRITES_AT_ONCE, DiskBlocks, type DiskBlocksStats } from "../index.ts";
 
 /** 44 header bytes before each slot's data. */
 const HEADER = 44;
@@ -136,15 +136,16 @@ test("at start, a slab of another block size is removed and other files are left
   }
 });
 
-test("blocks offered while four writes run are skipped and counted, not queued; a block too large is refused", async () => {
+test("blocks offered while DISK_WRITES_AT_ONCE writes run are skipped and counted, not queued; a block too large is refused", async () => {
   const dir = await tempDir("disk-blocks");
   try {
-    const blocks = await openIn(dir.path, 8);
-    for (const id of ["1", "2", "3", "4", "5", "1"]) blocks.put(id, bytesOf(64, 1));
+    const blocks = await openIn(dir.path, DISK_WRITES_AT_ONCE + 2);
+    const ids = Array.from({ length: DISK_WRITES_AT_ONCE + 1 }, (_, i) => String(i));
+    for (const id of [...ids, "0"]) blocks.put(id, bytesOf(64, 1));
     await blocks.idle();
-    expect(blocks.stats.written).toBe(4);
-    expect(blocks.stats.skipped).toBe(1); // "5"; the second "1" was already being written
-    expect(await blocks.get("5")).toBeUndefined();
+    expect(blocks.stats.written).toBe(DISK_WRITES_AT_ONCE);
+    expect(blocks.stats.skipped).toBe(1); // the last new one; the second "0" was already being written
+    expect(await blocks.get(String(DISK_WRITES_AT_ONCE))).toBeUndefined();
     expect(() => blocks.put("big", bytesOf(BLOCK + 1, 1))).toThrow(RangeError);
     await blocks.close();
   } finally {
