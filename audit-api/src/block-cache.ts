@@ -12,6 +12,22 @@ export const BLOCK_BYTES = 128 * 1024;
  */
 export const EXTENT_BLOCKS = 8;
 
+/** The runs `[start, end)` of adjacent entries of `items` that are undefined, in order. */
+function missingRuns(items: readonly unknown[]): [number, number][] {
+  const runs: [number, number][] = [];
+  for (let start = 0; start < items.length; ) {
+    if (items[start] !== undefined) {
+      start++;
+      continue;
+    }
+    let end = start;
+    while (end < items.length && items[end] === undefined) end++;
+    runs.push([start, end]);
+    start = end;
+  }
+  return runs;
+}
+
 /** One cached block: its bytes once read (shared by concurrent readers while the GET runs). */
 interface Block {
   bytes: Promise<Uint8Array>;
@@ -122,13 +138,7 @@ export class BlockCache {
       : new Array(to - from);
     const extent = disk ? EXTENT_BLOCKS : 1;
     const gets: Promise<void>[] = [];
-    for (let a = 0; a < out.length; ) {
-      if (out[a]) {
-        a++;
-        continue;
-      }
-      let b = a;
-      while (b < out.length && !out[b]) b++;
+    for (const [a, b] of missingRuns(out)) {
       // Blocks [first, last) of the version: the run, widened to whole extents (a GET past the object's end answers
       // up to its end).
       const first = Math.floor((from + a) / extent) * extent;
@@ -149,7 +159,6 @@ export class BlockCache {
           }
         }),
       );
-      a = b;
     }
     await Promise.all(gets);
     return out as Uint8Array[];
@@ -164,18 +173,12 @@ export class BlockCache {
     const parts: (Promise<Uint8Array> | undefined)[] = [];
     for (let b = first; b <= last; b++) parts.push(this.hit(`${prefix}${b}`)?.bytes);
     // Each run of adjacent missing blocks: read together (from disk, else one GET per run still missing).
-    for (let i = 0; i < parts.length; ) {
-      if (parts[i]) {
-        i++;
-        continue;
-      }
-      let j = i;
-      while (j < parts.length && !parts[j]) j++;
+    for (const [i, j] of missingRuns(parts)) {
       const fetched = this.fetchBlocks(bucket, key, versionId, first + i, first + j);
       /** Each block of the run: its id and its place in the run. */
       const blocks: { id: string; block: Block; at: number }[] = [];
       for (let k = i; k < j; k++) {
-        const at = k - i; // (i moves on below, before the GET answers)
+        const at = k - i;
         const block: Block = { bytes: fetched.then((all) => all[at] as Uint8Array), size };
         block.bytes.catch(() => {}); // the reader awaits it below
         blocks.push({ id: `${prefix}${first + k}`, block, at });
@@ -194,7 +197,6 @@ export class BlockCache {
           for (const { id, block } of blocks) this.drop(id, block);
         },
       );
-      i = j;
     }
     const blocks = await Promise.all(parts as Promise<Uint8Array>[]);
     const offset = range.start - first * size;
