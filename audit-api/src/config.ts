@@ -65,9 +65,10 @@ export const AuditApiEnvSchema = Type.Object({
   ),
   SVC_AUDIT_API_DISK_CACHE_BYTES: integer({
     minimum: 1024 * 1024,
-    maximum: 1024 * 1024 * 1024 * 1024,
+    // 512k slots: the slot map (~100 bytes a slot) stays within ~50 MB and the start-up scan of their headers short.
+    maximum: 64 * 1024 * 1024 * 1024,
     default: 1024 * 1024 * 1024,
-    description: "disk for blocks in SVC_AUDIT_API_DISK_CACHE_DIR",
+    description: "disk for blocks in SVC_AUDIT_API_DISK_CACHE_DIR (at most 64 GiB)",
   }),
   SVC_AUDIT_KAFKA_BROKERS: Type.Optional(
     Type.String({

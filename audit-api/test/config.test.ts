@@ -71,6 +71,7 @@ test.each([
   ["SVC_AUDIT_API_OBJECT_CACHE_BYTES", "64MiB"],
   ["SVC_AUDIT_API_DISK_CACHE_BYTES", "1024"],
   ["SVC_AUDIT_API_DISK_CACHE_BYTES", "1GiB"],
+  ["SVC_AUDIT_API_DISK_CACHE_BYTES", String(64 * 1024 ** 3 + 1)],
 ])("a bad %s (%s) is refused naming the variable", (name, value) => {
   const error = thrownBy(() => parseAuditApiConfig({ ...base, [name]: value }), AuditApiError);
   expect(error.code).toBe("AUDIT_API_CONFIG_INVALID");
