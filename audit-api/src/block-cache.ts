@@ -149,13 +149,13 @@ export class BlockCache {
           for (let block = first; block < last; block++) {
             const offset = (block - first) * size;
             const part = all.subarray(offset, offset + size);
-            if (part.length === 0) break;
             if (block >= runFirst && block < runEnd) {
               // A GET of one block is that block (no copy); a longer one is cut into copies, so that a block dropped
               // frees its bytes instead of keeping the whole GET's buffer alive under a budget that counts blocks.
+              // A block past the object's end is empty: the reader reports the short read.
               out[block - from] = last - first === 1 ? all : part.slice();
             }
-            disk?.put(idOf(block), part);
+            if (part.length > 0) disk?.put(idOf(block), part);
           }
         }),
       );

@@ -172,6 +172,23 @@ test("with a disk tier, a miss reads its whole extent to disk; a cache that neve
   }
 });
 
+test("a range past the object's end comes back short (the reader reports it), with or without a disk tier", async () => {
+  const dir = await tempDir("block-disk");
+  try {
+    const disk = await DiskBlocks.open(dir.path, { maxBytes: 1 << 20, blockBytes: 1024, report: () => {} });
+    for (const tier of [undefined, disk]) {
+      const { cache } = cached(1024, 1 << 20, undefined, tier);
+      // Blocks 10 (the short last one) and 11 (past the end): 200 bytes of the 1,974 asked for.
+      const start = 10 * 1024 + 100;
+      const bytes = await cache.read(BUCKET, key, versionId, { start, end: 12 * 1024 + 50 });
+      same(bytes, start, content.length);
+    }
+    await disk.close();
+  } finally {
+    await dir.remove();
+  }
+});
+
 test("a budget or block size of 0 is refused", () => {
   const reader = new VersionReader(s3);
   expect(() => new BlockCache(reader, 0)).toThrow(RangeError);
