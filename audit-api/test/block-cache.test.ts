@@ -8,7 +8,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { closeSync, openSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { PutObjectCommand } from "@aws-sdk/client-s3";
-import { rejectionOf, tempDir } from "@svc/testkit";
+import { inTempDir, rejectionOf } from "@svc/testkit";
 import {
   AuditApiError,
   AuditQueries,
@@ -127,12 +127,11 @@ test("a failed GET is reported and not kept: the next read of the block asks aga
   expect(proxy.requests).toBe(2);
 });
 
-test("with a disk tier, a miss reads its whole extent to disk; a cache that never read the blocks reads them from there", async () => {
-  const dir = await tempDir("block-disk");
-  try {
+test("with a disk tier, a miss reads its whole extent to disk; a cache that never read the blocks reads them from there", () =>
+  inTempDir("block-disk", async (dir) => {
     expect(EXTENT_BLOCKS).toBe(8);
     const settings = { maxBytes: 1 << 20, blockBytes: 1024, report: () => {} };
-    const first = await DiskBlocks.open(dir.path, settings);
+    const first = await DiskBlocks.open(dir, settings);
     const { proxy: firstProxy, cache: firstCache } = cached(1024, 1 << 20, undefined, first);
     same(await firstCache.read(BUCKET, key, versionId, { start: 1024, end: 3 * 1024 }), 1024, 3 * 1024); // blocks 1–2
     await first.idle();
@@ -142,7 +141,7 @@ test("with a disk tier, a miss reads its whole extent to disk; a cache that neve
 
     // The next process: a new memory cache over the same directory.
     await first.close();
-    const next = await DiskBlocks.open(dir.path, settings);
+    const next = await DiskBlocks.open(dir, settings);
     const { proxy, cache } = cached(1024, 1 << 20, undefined, next);
     same(await cache.read(BUCKET, key, versionId, { start: 1500, end: 2500 }), 1500, 2500);
     // Blocks 0–6: 1 and 2 now in memory, the others on disk.
@@ -158,7 +157,7 @@ test("with a disk tier, a miss reads its whole extent to disk; a cache that neve
 
     // A damaged slot is a miss: its block comes from S3 again, exactly.
     const offset = next.offsetOf(`${BUCKET}\u0000${key}\u0000${versionId}\u00001024:2`) as number;
-    const slab = join(dir.path, "blocks-1024.slab");
+    const slab = join(dir, "blocks-1024.slab");
     const fd = openSync(slab, "r+");
     writeSync(fd, Buffer.from([0xff, 0xfe]), 0, 2, offset + 100);
     closeSync(fd);
@@ -167,15 +166,11 @@ test("with a disk tier, a miss reads its whole extent to disk; a cache that neve
     expect(lastProxy.requests).toBe(1);
     expect(next.stats.failures).toBe(1);
     await next.close();
-  } finally {
-    await dir.remove();
-  }
-});
+  }));
 
-test("a range past the object's end comes back short (the reader reports it), with or without a disk tier", async () => {
-  const dir = await tempDir("block-disk");
-  try {
-    const disk = await DiskBlocks.open(dir.path, { maxBytes: 1 << 20, blockBytes: 1024, report: () => {} });
+test("a range past the object's end comes back short (the reader reports it), with or without a disk tier", () =>
+  inTempDir("block-disk", async (dir) => {
+    const disk = await DiskBlocks.open(dir, { maxBytes: 1 << 20, blockBytes: 1024, report: () => {} });
     for (const tier of [undefined, disk]) {
       const { cache } = cached(1024, 1 << 20, undefined, tier);
       // Blocks 10 (the short last one) and 11 (past the end): 200 bytes of the 1,974 asked for.
@@ -184,10 +179,7 @@ test("a range past the object's end comes back short (the reader reports it), wi
       same(bytes, start, content.length);
     }
     await disk.close();
-  } finally {
-    await dir.remove();
-  }
-});
+  }));
 
 test("a budget or block size of 0 is refused", () => {
   const reader = new VersionReader(s3);

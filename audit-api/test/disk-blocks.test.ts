@@ -8,7 +8,7 @@
 import { expect, test } from "bun:test";
 import { existsSync, openSync, readSync, truncateSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { rejectionOf, tempDir } from "@svc/testkit";
+import { inTempDir, rejectionOf } from "@svc/testkit";
 import { AuditApiError, DISK_WRITES_AT_ONCE, DiskBlocks, type DiskBlocksStats } from "../index.ts";
 
 /** 44 header bytes before each slot's data. */
@@ -34,10 +34,9 @@ function flip(path: string, offset: number): void {
   writeSync(fd, one, 0, 1, offset);
 }
 
-test("a block kept is read back, by this process and by the next one over the slab", async () => {
-  const dir = await tempDir("disk-blocks");
-  try {
-    const blocks = await openIn(dir.path, 8);
+test("a block kept is read back, by this process and by the next one over the slab", () =>
+  inTempDir("disk-blocks", async (dir) => {
+    const blocks = await openIn(dir, 8);
     expect(await blocks.get("a")).toBeUndefined();
     blocks.put("a", bytesOf(1000, 1));
     blocks.put("b", bytesOf(BLOCK, 2));
@@ -48,7 +47,7 @@ test("a block kept is read back, by this process and by the next one over the sl
     expect(blocks.bytes).toBe(1000 + BLOCK + 2 * HEADER);
     await blocks.close();
 
-    const next = await openIn(dir.path, 8);
+    const next = await openIn(dir, 8);
     expect(next.count).toBe(2);
     expect(next.bytes).toBe(1000 + BLOCK + 2 * HEADER);
     expect(await next.get("a")).toEqual(bytesOf(1000, 1));
@@ -56,15 +55,11 @@ test("a block kept is read back, by this process and by the next one over the sl
     await next.close();
     expect(() => next.put("c", bytesOf(10, 3))).not.toThrow(); // after close: not kept
     expect(next.stats.written).toBe(0);
-  } finally {
-    await dir.remove();
-  }
-});
+  }));
 
-test("the budget holds: the least recently used block's slot is taken (a read makes a block recent)", async () => {
-  const dir = await tempDir("disk-blocks");
-  try {
-    const blocks = await openIn(dir.path, 3);
+test("the budget holds: the least recently used block's slot is taken (a read makes a block recent)", () =>
+  inTempDir("disk-blocks", async (dir) => {
+    const blocks = await openIn(dir, 3);
     for (const id of ["a", "b", "c"]) {
       blocks.put(id, bytesOf(100, id.charCodeAt(0)));
       await blocks.idle();
@@ -80,29 +75,25 @@ test("the budget holds: the least recently used block's slot is taken (a read ma
     await blocks.close();
 
     // A smaller budget at the next start cuts the slab: the slots past its end are gone.
-    const smaller = await openIn(dir.path, 1);
+    const smaller = await openIn(dir, 1);
     expect(smaller.count).toBe(1);
     await smaller.close();
-  } finally {
-    await dir.remove();
-  }
-});
+  }));
 
-test("a damaged or cut slot is freed, counted and reported, and its block is a miss", async () => {
-  const dir = await tempDir("disk-blocks");
-  try {
+test("a damaged or cut slot is freed, counted and reported, and its block is a miss", () =>
+  inTempDir("disk-blocks", async (dir) => {
     const { seen, report } = reports();
-    const blocks = await openIn(dir.path, 4, report);
+    const blocks = await openIn(dir, 4, report);
     blocks.put("flipped", bytesOf(500, 7));
     blocks.put("cut", bytesOf(500, 8));
     await blocks.idle();
-    const slab = join(dir.path, `blocks-${BLOCK}.slab`);
+    const slab = join(dir, `blocks-${BLOCK}.slab`);
     flip(slab, (blocks.offsetOf("flipped") as number) + HEADER + 200);
     const cut = blocks.offsetOf("cut") as number;
     await blocks.close();
     truncateSync(slab, cut + HEADER + 100); // the slab's end fell within the block's data
 
-    const reopened = await DiskBlocks.open(dir.path, { maxBytes: 4 * SLOT, blockBytes: BLOCK, report });
+    const reopened = await DiskBlocks.open(dir, { maxBytes: 4 * SLOT, blockBytes: BLOCK, report });
     // Reopening restored the slab's size; the cut block's bytes past the cut read as zeros.
     expect(reopened.count).toBe(2);
     expect(await reopened.get("flipped")).toBeUndefined();
@@ -116,30 +107,22 @@ test("a damaged or cut slot is freed, counted and reported, and its block is a m
     await reopened.idle();
     expect(reopened.count).toBe(4);
     await reopened.close();
-  } finally {
-    await dir.remove();
-  }
-});
+  }));
 
-test("at start, a slab of another block size is removed and other files are left alone", async () => {
-  const dir = await tempDir("disk-blocks");
-  try {
-    writeFileSync(join(dir.path, "blocks-4096.slab"), "an older setting's slab");
-    writeFileSync(join(dir.path, "README"), "not a slab");
-    const blocks = await openIn(dir.path, 2);
+test("at start, a slab of another block size is removed and other files are left alone", () =>
+  inTempDir("disk-blocks", async (dir) => {
+    writeFileSync(join(dir, "blocks-4096.slab"), "an older setting's slab");
+    writeFileSync(join(dir, "README"), "not a slab");
+    const blocks = await openIn(dir, 2);
     expect(blocks.count).toBe(0);
-    expect(existsSync(join(dir.path, "blocks-4096.slab"))).toBe(false);
-    expect(existsSync(join(dir.path, "README"))).toBe(true);
+    expect(existsSync(join(dir, "blocks-4096.slab"))).toBe(false);
+    expect(existsSync(join(dir, "README"))).toBe(true);
     await blocks.close();
-  } finally {
-    await dir.remove();
-  }
-});
+  }));
 
-test("blocks offered while DISK_WRITES_AT_ONCE writes run are skipped and counted, not queued; a block too large is refused", async () => {
-  const dir = await tempDir("disk-blocks");
-  try {
-    const blocks = await openIn(dir.path, DISK_WRITES_AT_ONCE + 2);
+test("blocks offered while DISK_WRITES_AT_ONCE writes run are skipped and counted, not queued; a block too large is refused", () =>
+  inTempDir("disk-blocks", async (dir) => {
+    const blocks = await openIn(dir, DISK_WRITES_AT_ONCE + 2);
     const ids = Array.from({ length: DISK_WRITES_AT_ONCE + 1 }, (_, i) => String(i));
     for (const id of [...ids, "0"]) blocks.put(id, bytesOf(64, 1));
     await blocks.idle();
@@ -148,37 +131,29 @@ test("blocks offered while DISK_WRITES_AT_ONCE writes run are skipped and counte
     expect(await blocks.get(String(DISK_WRITES_AT_ONCE))).toBeUndefined();
     expect(() => blocks.put("big", bytesOf(BLOCK + 1, 1))).toThrow(RangeError);
     await blocks.close();
-  } finally {
-    await dir.remove();
-  }
-});
+  }));
 
-test("a directory that cannot be created is AUDIT_API_DISK_CACHE_FAILED naming SVC_AUDIT_API_DISK_CACHE_DIR", async () => {
-  const dir = await tempDir("disk-blocks");
-  try {
-    const file = join(dir.path, "a-file");
+test("a directory that cannot be created is AUDIT_API_DISK_CACHE_FAILED naming SVC_AUDIT_API_DISK_CACHE_DIR", () =>
+  inTempDir("disk-blocks", async (dir) => {
+    const file = join(dir, "a-file");
     writeFileSync(file, "");
     const error = await rejectionOf(openIn(join(file, "blocks"), 2), AuditApiError);
     expect(error.code).toBe("AUDIT_API_DISK_CACHE_FAILED");
     expect(error.subject).toBe("SVC_AUDIT_API_DISK_CACHE_DIR");
-    await expect(openIn(dir.path, 0)).rejects.toThrow(RangeError);
-  } finally {
-    await dir.remove();
-  }
-});
+    await expect(openIn(dir, 0)).rejects.toThrow(RangeError);
+  }));
 
-test("a write the file system refuses (EFBIG past a file size limit) is counted and reported; reads go on", async () => {
-  const dir = await tempDir("disk-blocks");
-  try {
+test("a write the file system refuses (EFBIG past a file size limit) is counted and reported; reads go on", () =>
+  inTempDir("disk-blocks", async (dir) => {
     // The slab made whole first: the child may then write slot 0 and no further.
-    await (await openIn(dir.path, 4)).close();
-    const script = join(dir.path, "child.ts");
+    await (await openIn(dir, 4)).close();
+    const script = join(dir, "child.ts");
     writeFileSync(
       script,
       [
         `import { DiskBlocks } from ${JSON.stringify(join(import.meta.dir, "../index.ts"))};`,
         "const seen = [];",
-        `const blocks = await DiskBlocks.open(${JSON.stringify(dir.path)}, { maxBytes: ${4 * SLOT}, blockBytes: ${BLOCK},`,
+        `const blocks = await DiskBlocks.open(${JSON.stringify(dir)}, { maxBytes: ${4 * SLOT}, blockBytes: ${BLOCK},`,
         "  report: (failures, last) => seen.push([failures, last.code ?? last.message]) });",
         'blocks.put("first", new Uint8Array(100).fill(1));',
         'blocks.put("second", new Uint8Array(100).fill(2));',
@@ -201,7 +176,4 @@ test("a write the file system refuses (EFBIG past a file size limit) is counted 
     expect(out.seen).toEqual([[1, "EFBIG"]]);
     expect(out.first).toBe(100);
     expect(out.second).toBeUndefined();
-  } finally {
-    await dir.remove();
-  }
-});
+  }));

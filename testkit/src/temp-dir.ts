@@ -13,3 +13,13 @@ export async function tempDir(purpose: string): Promise<TempDir> {
   const path = await mkdtemp(join(tmpdir(), `svc-${purpose}-`));
   return { path, remove: () => rm(path, { recursive: true, force: true }) };
 }
+
+/** Runs `use` with a fresh directory (`tempDir`), removed afterwards whether `use` resolved or threw. */
+export async function inTempDir<T>(purpose: string, use: (path: string) => Promise<T>): Promise<T> {
+  const dir = await tempDir(purpose);
+  try {
+    return await use(dir.path);
+  } finally {
+    await dir.remove();
+  }
+}
