@@ -1,7 +1,7 @@
 import { afterEach, expect, test } from "bun:test";
 import { appendFileSync, copyFileSync, renameSync, truncateSync, watch, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { type TempDir, tempDir } from "@svc/testkit";
+import { type TempDir, tempDir, waitFor } from "@svc/testkit";
 import pino from "pino";
 import type { SourceEvent } from "../src/line-source.ts";
 import { ReadBuffers } from "../src/read-buffers.ts";
@@ -78,11 +78,10 @@ test("onChange: appends, a rotation by rename and the new file's create are repo
   const changed = async (what: () => void) => {
     const before = changes;
     what();
-    const deadline = performance.now() + 5_000;
-    while (changes === before) {
-      if (performance.now() > deadline) throw new Error("no change reported within 5 s");
-      await Bun.sleep(5);
-    }
+    await waitFor("a change reported", async () => (changes !== before ? true : undefined), {
+      timeoutMs: 5_000,
+      intervalMs: 5,
+    });
   };
   try {
     await readUntil(tail, (event) => event.kind === "idle");
@@ -105,9 +104,7 @@ test("onChange: appends, a rotation by rename and the new file's create are repo
   });
   try {
     appendFileSync(path, lines("b", 3, 1));
-    const deadline = performance.now() + 5_000;
-    while (!seen && performance.now() < deadline) await Bun.sleep(5);
-    expect(seen).toBe(true);
+    await waitFor("our own watch's event", async () => (seen ? true : undefined), { timeoutMs: 5_000, intervalMs: 5 });
     expect(changes).toBe(closedAt);
   } finally {
     probe.close();

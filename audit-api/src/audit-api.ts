@@ -38,6 +38,15 @@ export async function startAuditApi(config: AuditApiConfig, options: { logger: L
   const { logger } = options;
   const auth = createAuthCore({ config: config.auth, logger });
   await auth.start();
+  // Opened before the clients below: a directory that cannot be used fails the start with nothing to close.
+  const disk = config.diskCache
+    ? await DiskBlocks.open(config.diskCache.dir, {
+        maxBytes: config.diskCache.maxBytes,
+        blockBytes: BLOCK_BYTES,
+        report: (failures, last) =>
+          logger.warn({ failures, err: last }, "block cache slab failed (the blocks are read from S3)"),
+      })
+    : undefined;
   // Named in pg_stat_activity (the bench finds the API's backends by it to read their CPU). Bun prepares each
   // statement text once per connection; generic plans skip planning on every call (about half of PostgreSQL's CPU
   // per list call: the count statement's init plans are many). The plans are the same index scans the custom ones
@@ -60,21 +69,6 @@ export async function startAuditApi(config: AuditApiConfig, options: { logger: L
     requestChecksumCalculation: "WHEN_REQUIRED",
     responseChecksumValidation: "WHEN_REQUIRED",
   });
-  let disk: DiskBlocks | undefined;
-  try {
-    disk = config.diskCache
-      ? await DiskBlocks.open(config.diskCache.dir, {
-          maxBytes: config.diskCache.maxBytes,
-          blockBytes: BLOCK_BYTES,
-          report: (failures, last) =>
-            logger.warn({ failures, err: last }, "block cache slab failed (the blocks are read from S3)"),
-        })
-      : undefined;
-  } catch (error) {
-    await sql.close();
-    s3.destroy();
-    throw error;
-  }
   const tail = config.tail ? KafkaTail.start(sql, config.schema, config.tail, logger) : undefined;
   const objects = new VersionReader(s3);
   const queries = new AuditQueries(

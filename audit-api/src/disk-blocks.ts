@@ -28,6 +28,12 @@ export interface DiskBlocksStats {
   failures: number;
 }
 
+/** A slot holding a block: its number and the bytes its header and data take. */
+interface NamedSlot {
+  slot: number;
+  bytes: number;
+}
+
 /** Failures since the last report, and the last one's error. */
 export type DiskFailureReport = (failures: number, last: Error) => void;
 
@@ -67,10 +73,8 @@ function digestOf(id: string): Buffer {
  * One directory serves one process (a pod's `emptyDir`).
  */
 export class DiskBlocks {
-  /** Id digest (hex) → slot; insertion order of a Map = recency order (a hit moves it to the end). */
-  private readonly slots = new Map<string, number>();
-  /** Slot → bytes its header and data take, for the slots named in `slots`. */
-  private readonly sizes = new Map<number, number>();
+  /** Id digest (hex) → its slot; insertion order of a Map = recency order (a hit moves it to the end). */
+  private readonly slots = new Map<string, NamedSlot>();
   /** Slots holding nothing, lowest last (taken with pop, so the file fills from its start). */
   private readonly free: number[] = [];
   private held = 0;
@@ -131,9 +135,7 @@ export class DiskBlocks {
         if (read === HEADER_BYTES && head.readUInt32BE(0) === MAGIC && length <= this.blockBytes) {
           const key = head.subarray(12).toString("hex");
           if (!this.slots.has(key)) {
-            this.slots.set(key, slot);
-            this.sizes.set(slot, HEADER_BYTES + length);
-            this.held += HEADER_BYTES + length;
+            this.name(key, { slot, bytes: HEADER_BYTES + length });
             continue;
           }
         }
@@ -156,27 +158,28 @@ export class DiskBlocks {
 
   /** Where the block `id` is in the slab file, when kept (diagnostics, tests). */
   offsetOf(id: string): number | undefined {
-    const slot = this.slots.get(digestOf(id).toString("hex"));
-    return slot === undefined ? undefined : slot * this.slotBytes;
+    const named = this.slots.get(digestOf(id).toString("hex"));
+    return named === undefined ? undefined : named.slot * this.slotBytes;
   }
 
   /** The block's bytes when a whole, undamaged slot holds them; undefined otherwise (read it from S3). */
   async get(id: string): Promise<Uint8Array | undefined> {
     const digest = digestOf(id);
     const key = digest.toString("hex");
-    const slot = this.slots.get(key);
-    if (slot === undefined || this.closed) {
+    const named = this.slots.get(key);
+    if (named === undefined || this.closed) {
       this.stats.misses++;
       return undefined;
     }
     this.slots.delete(key);
-    this.slots.set(key, slot);
+    this.slots.set(key, named);
+    const { slot } = named;
     const buffer = Buffer.allocUnsafe(this.slotBytes);
     let read: number;
     try {
       ({ bytesRead: read } = await this.file.read(buffer, 0, this.slotBytes, slot * this.slotBytes));
     } catch (error) {
-      return this.damaged(key, slot, error);
+      return this.damaged(key, named, error);
     }
     const length = buffer.readUInt32BE(4);
     const whole =
@@ -187,20 +190,20 @@ export class DiskBlocks {
     const data = buffer.subarray(HEADER_BYTES, HEADER_BYTES + length);
     if (!whole || Bun.hash.crc32(data) !== buffer.readUInt32BE(8)) {
       // Not damage when the slot was given to another block while this read ran.
-      if (this.slots.get(key) !== slot) {
+      if (this.slots.get(key) !== named) {
         this.stats.misses++;
         return undefined;
       }
-      return this.damaged(key, slot, new Error(`${this.path}: slot ${slot} does not hold its block whole`));
+      return this.damaged(key, named, new Error(`${this.path}: slot ${slot} does not hold its block whole`));
     }
     this.stats.hits++;
     return data;
   }
 
-  private damaged(key: string, slot: number, error: unknown): undefined {
-    if (this.slots.get(key) === slot) {
-      this.unname(key, slot);
-      this.free.push(slot);
+  private damaged(key: string, named: NamedSlot, error: unknown): undefined {
+    if (this.slots.get(key) === named) {
+      this.unname(key, named);
+      this.free.push(named.slot);
     }
     this.stats.misses++;
     this.failed(error);
@@ -226,15 +229,19 @@ export class DiskBlocks {
   private take(): number {
     const free = this.free.pop();
     if (free !== undefined) return free;
-    const [[key, slot]] = this.slots as unknown as [[string, number]];
-    this.unname(key, slot);
-    return slot;
+    const [key, named] = this.slots.entries().next().value as [string, NamedSlot];
+    this.unname(key, named);
+    return named.slot;
   }
 
-  private unname(key: string, slot: number): void {
+  private name(key: string, named: NamedSlot): void {
+    this.slots.set(key, named);
+    this.held += named.bytes;
+  }
+
+  private unname(key: string, named: NamedSlot): void {
     this.slots.delete(key);
-    this.held -= this.sizes.get(slot) ?? 0;
-    this.sizes.delete(slot);
+    this.held -= named.bytes;
   }
 
   private async write(key: string, digest: Buffer, slot: number, bytes: Uint8Array): Promise<void> {
@@ -252,9 +259,7 @@ export class DiskBlocks {
       this.failed(error);
       return;
     }
-    this.slots.set(key, slot);
-    this.sizes.set(slot, buffer.length);
-    this.held += buffer.length;
+    this.name(key, { slot, bytes: buffer.length });
     this.stats.written++;
   }
 

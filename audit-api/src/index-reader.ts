@@ -259,8 +259,7 @@ export class IndexReader {
       `(SELECT coalesce(sum(n), 0) FROM ${table} WHERE tenant_id = ${tenant}` +
       ` AND ${column} >= ${s.param(from)}::timestamptz AND ${column} < ${s.param(to)}::timestamptz` +
       `${this.filters(s, query, "", false)})`;
-    const nearest = nearestMinutes(query.start, query.end);
-    const minutes = { from: nearest.from, to: nearest.to };
+    const minutes = nearestMinutes(query.start, query.end);
     const hours = wholeHours(minutes.from, minutes.to);
     const edges: string[] = [];
     const rollups: string[] = [];
@@ -268,8 +267,8 @@ export class IndexReader {
       edges.push(rangeCount(query.start, query.end));
     } else {
       edges.push(
-        nearest.startOutward ? `- ${rangeCount(minutes.from, query.start)}` : rangeCount(query.start, minutes.from),
-        nearest.endOutward ? `- ${rangeCount(query.end, minutes.to)}` : `+ ${rangeCount(minutes.to, query.end)}`,
+        minutes.startOutward ? `- ${rangeCount(minutes.from, query.start)}` : rangeCount(query.start, minutes.from),
+        minutes.endOutward ? `- ${rangeCount(query.end, minutes.to)}` : `+ ${rangeCount(minutes.to, query.end)}`,
       );
       if (hours.from >= hours.to) {
         rollups.push(rolled(this.counts, "minute", minutes.from, minutes.to));

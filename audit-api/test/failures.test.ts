@@ -8,7 +8,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { credentials, type ServiceError, status } from "@grpc/grpc-js";
 import { type HealthCheckResponse, HealthCheckResponse_ServingStatus, HealthClient } from "@svc/proto";
-import { hangUpListener, randomName, rejectionOf, tempDir } from "@svc/testkit";
+import { hangUpListener, inTempDir, randomName, rejectionOf } from "@svc/testkit";
 import { pino } from "pino";
 import { type AuditApi, AuditApiError, BLOCK_BYTES, DiskBlocks, parseAuditApiConfig, startAuditApi } from "../index.ts";
 import {
@@ -259,13 +259,12 @@ test("a taken REST port fails the start with AUDIT_API_LISTEN_FAILED naming SVC_
   }
 });
 
-test("the block cache's disk tier: a list's blocks land in its directory; an unusable one fails the start (AUDIT_API_DISK_CACHE_FAILED)", async () => {
-  const dir = await tempDir("api-blocks");
-  try {
+test("the block cache's disk tier: a list's blocks land in its directory; an unusable one fails the start (AUDIT_API_DISK_CACHE_FAILED)", () =>
+  inTempDir("api-blocks", async (dir) => {
     const tenant = randomName("tenant");
     const records = [sampleRecord(randomName("ev"), tenant, T0), sampleRecord(randomName("ev"), tenant, T0 + 1)];
     await storeBatch(sql, s3, names, sealBatch(names.topic, 2, 0n, records));
-    const blocks = join(dir.path, "blocks");
+    const blocks = join(dir, "blocks");
     const withDisk = await start(names.schema, { SVC_AUDIT_API_DISK_CACHE_DIR: blocks });
     const { status, body } = await list(withDisk, tenant);
     expect(status).toBe(200);
@@ -276,7 +275,7 @@ test("the block cache's disk tier: a list's blocks land in its directory; an unu
     expect(kept.count).toBe(1);
     await kept.close();
 
-    const file = join(dir.path, "a-file");
+    const file = join(dir, "a-file");
     writeFileSync(file, "");
     const error = await rejectionOf(
       start(names.schema, { SVC_AUDIT_API_DISK_CACHE_DIR: join(file, "blocks") }),
@@ -284,7 +283,4 @@ test("the block cache's disk tier: a list's blocks land in its directory; an unu
     );
     expect(error.code).toBe("AUDIT_API_DISK_CACHE_FAILED");
     expect(error.subject).toBe("SVC_AUDIT_API_DISK_CACHE_DIR");
-  } finally {
-    await dir.remove();
-  }
-});
+  }));

@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { waitFor } from "@svc/testkit";
 import { type AgedBatches, BatchAgeTimer } from "../src/batch-age-timer.ts";
 
 /** A partition's open batch as the timer sees it: opened at `openedAt`, sealed (with the time) by the timer. */
@@ -25,13 +26,9 @@ class FakeWriter implements AgedBatches {
   }
 }
 
-async function until(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  while (!condition()) {
-    if (performance.now() > deadline) throw new Error("condition not met in time");
-    await Bun.sleep(1);
-  }
-}
+/** Polls `condition` every millisecond (the timer's ages are tens of ms) until it holds, for at most 5 s. */
+const until = (condition: () => boolean) =>
+  waitFor("the timer's seals", async () => (condition() ? true : undefined), { timeoutMs: 5_000, intervalMs: 1 });
 
 /** Resolves after every timeout already due (a zero timeout queued after them). */
 const afterDueTimeouts = () => new Promise<void>((resolve) => setTimeout(resolve, 0));

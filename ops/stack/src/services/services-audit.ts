@@ -19,9 +19,8 @@ export const auditAgentPort = (ctx: StackContext, index: number) =>
 
 /**
  * The audit API's environment (audit-api/README.md): the writer's index and bucket, the topic's tail (records
- * listed before the writer's batch is stored), tokens of endpoint's realm, the block cache's disk tier in the
- * state directory. `pageTokenKey` is the state
- * directory's (audit-files.ts).
+ * listed before the writer's batch is stored), tokens of endpoint's realm, the block cache's disk tier in the state
+ * directory. `pageTokenKey` is the state directory's (audit-files.ts).
  */
 function auditApiEnv(ctx: StackContext, pageTokenKey: string): Record<string, string> {
   const { topic, index_schema, grpc_port, rest_port } = ctx.config.audit;
