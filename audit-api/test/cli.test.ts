@@ -113,6 +113,15 @@ function spawnCli(args: string[], env: Record<string, string> = {}): Run {
 }
 
 const runCli = (args: string[], env?: Record<string, string>) => spawnCli(args, env).done;
+
+/** `promise`'s value, or a failure naming `what` after `timeoutMs` (a bare await would hang to the test's timeout). */
+async function within<T>(timeoutMs: number, what: string, promise: Promise<T>): Promise<T> {
+  let settled: { value: T } | undefined;
+  void promise.then((value) => {
+    settled = { value };
+  });
+  return (await waitFor(what, async () => settled, { timeoutMs, intervalMs: 20 })).value;
+}
 const range = ["--start-time", START, "--end-time", END];
 const lines = (records: readonly TestRecord[]) => records.map((r) => `${JSON.stringify(r)}\n`).join("");
 
@@ -210,13 +219,9 @@ describe("forward", () => {
     const args = ["forward", ...range, ...fast, "--to", "http", "--checkpoint", checkpoint];
     const env = { SVC_AUDIT_SIEM_TOKEN: HEC_TOKEN };
     try {
+      receiver.holdFrom(60);
       const first = spawnCli([...args, "--http-url", receiver.url], env);
-      await waitFor("60 records at the receiver", async () => (receiver.ids.length >= 60 ? true : undefined), {
-        timeoutMs: 20_000,
-        intervalMs: 20,
-      });
-      receiver.mode = "hold";
-      await receiver.held;
+      await within(20_000, "a batch held after 60 records", receiver.held);
       first.proc.kill(9);
       expect((await first.done).exitCode).not.toBe(0);
       receiver.release();
@@ -258,13 +263,9 @@ describe("forward", () => {
     const args = ["forward", ...range, ...fast, "--to", "syslog", "--checkpoint", checkpoint];
     try {
       const address = `127.0.0.1:${receiver.port}`;
+      receiver.holdFrom(60);
       const first = spawnCli([...args, "--syslog-address", address]);
-      await waitFor("60 records at the receiver", async () => (receiver.ids.length >= 60 ? true : undefined), {
-        timeoutMs: 20_000,
-        intervalMs: 20,
-      });
-      receiver.mode = "hold";
-      const held = await receiver.held;
+      const held = await within(20_000, "a connection held after 60 records", receiver.held);
       first.proc.kill(9);
       expect((await first.done).exitCode).not.toBe(0);
       held.destroy();

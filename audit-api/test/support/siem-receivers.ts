@@ -3,12 +3,14 @@ import { createServer, type Server, type Socket } from "node:net";
 /**
  * A Splunk-HEC-like receiver for tests: a batch counts as received when it answers 2xx. `mode` "down" is not
  * a mode: `stop()` closes the socket. "unavailable" answers 503; "hold" keeps the request unanswered (and then
- * drops it) so a test can kill the sender while its batch is in flight.
+ * drops it) so a test can kill the sender while its batch is in flight. `holdFrom(n)` turns "hold" on by itself
+ * once n ids were received: a test that polled the count and then set the mode could find the sender done.
  */
 export class HecReceiver {
   readonly ids: string[] = [];
   readonly lines: Record<string, unknown>[] = [];
   mode: "up" | "unavailable" | "hold" = "up";
+  private holdAt = Number.POSITIVE_INFINITY;
   unavailableAnswers = 0;
   /** Resolved when a request is being held. */
   held: Promise<void>;
@@ -40,6 +42,10 @@ export class HecReceiver {
           return Response.json({ text: "Invalid token", code: 4 }, { status: 403 });
         }
         const body = await request.text();
+        if (this.ids.length >= this.holdAt) {
+          this.mode = "hold";
+          this.holdAt = Number.POSITIVE_INFINITY;
+        }
         if (this.mode === "unavailable") {
           this.unavailableAnswers++;
           return Response.json({ text: "Server is busy", code: 9 }, { status: 503 });
@@ -63,6 +69,11 @@ export class HecReceiver {
     this.port = this.server.port ?? 0;
   }
 
+  /** The first request after `count` ids were received is held (and `mode` is "hold" from then on). */
+  holdFrom(count: number): void {
+    this.holdAt = count;
+  }
+
   release(): void {
     this.releaseHeld();
     this.held = this.newHold();
@@ -75,12 +86,14 @@ export class HecReceiver {
 
 /**
  * An RFC 6587 octet-counting syslog receiver for tests: a connection's messages count as received when the sender
- * half-closes and the receiver closes in turn. "hold" pauses a new connection without reading it.
+ * half-closes and the receiver closes in turn. "hold" pauses a new connection without reading it; `holdFrom(n)`
+ * turns it on by itself for the first connection after n ids were received (as HecReceiver's does).
  */
 export class SyslogReceiver {
   readonly ids: string[] = [];
   readonly messages: string[] = [];
   mode: "up" | "hold" = "up";
+  private holdAt = Number.POSITIVE_INFINITY;
   held: Promise<Socket>;
   private markHeld: (socket: Socket) => void = () => {};
   private server: Server | undefined;
@@ -102,6 +115,10 @@ export class SyslogReceiver {
       this.sockets.add(socket);
       socket.on("close", () => this.sockets.delete(socket));
       socket.on("error", () => {});
+      if (this.ids.length >= this.holdAt) {
+        this.mode = "hold";
+        this.holdAt = Number.POSITIVE_INFINITY;
+      }
       if (this.mode === "hold") {
         socket.pause();
         this.markHeld(socket);
@@ -125,6 +142,11 @@ export class SyslogReceiver {
     });
     this.server = server;
     this.port = (server.address() as { port: number }).port;
+  }
+
+  /** The first connection after `count` ids were received is held (and `mode` is "hold" from then on). */
+  holdFrom(count: number): void {
+    this.holdAt = count;
   }
 
   async stop(): Promise<void> {
