@@ -11,6 +11,7 @@ import { AgentError } from "./errors.ts";
 import type { LineSource } from "./line-source.ts";
 import { ReadBuffers } from "./read-buffers.ts";
 import { ReadStdin } from "./read-stdin.ts";
+import { RecordSender } from "./record-sender.ts";
 import { type Batch, type KafkaMessage, ShipBatches } from "./ship-batches.ts";
 import type { SourceFile } from "./source-file.ts";
 import { LineSplitter, type SourceLine } from "./split-lines.ts";
@@ -96,6 +97,8 @@ export async function startAgent(config: AgentConfig, options: StartAgentOptions
     retryDelay: 250,
     autocreateTopics: false,
   });
+  // The client gives metadata and producer ids; record batches are encoded and sent by RecordSender.
+  const sender = new RecordSender({ producer, clientId: config.clientId, timeoutMs: config.kafkaTimeoutMs });
 
   // Assigned just below; the gauges are only read at scrape time.
   let shipper: ShipBatches | undefined;
@@ -135,7 +138,7 @@ export async function startAgent(config: AgentConfig, options: StartAgentOptions
   fatalPromise.catch(() => undefined);
 
   const activeShipper = new ShipBatches({
-    producer,
+    sender,
     batchBytes: config.batchBytes,
     concurrency: config.sendConcurrency,
     lingerMs: config.lingerMs,
@@ -305,7 +308,7 @@ export async function startAgent(config: AgentConfig, options: StartAgentOptions
   const closeAll = async () => {
     writer?.stop();
     activeShipper.abort();
-    await Promise.allSettled([producer.close(), source.close(), server?.stop()]);
+    await Promise.allSettled([sender.close(), producer.close(), source.close(), server?.stop()]);
   };
 
   /** Sends and checkpoints everything read, within the shutdown timeout. */

@@ -1,14 +1,20 @@
-import type { MessageToProduce, Producer } from "@platformatic/kafka";
 import { backoffMs } from "@svc/common";
 import type { Logger } from "pino";
 import type { AgentMetrics } from "./agent-metrics.ts";
 import type { DeadLetterReason } from "./classify-line.ts";
 import type { AgentError } from "./errors.ts";
 import { sendError } from "./kafka-send-error.ts";
+import type { BatchMessage } from "./record-batch.ts";
+import type { RecordSender } from "./record-sender.ts";
 import type { SourceFile } from "./source-file.ts";
 import { Wakeup } from "./wakeup.ts";
 
-export type KafkaMessage = MessageToProduce<Buffer, Buffer, Buffer, Buffer>;
+/** A message to produce: a record batch's record (`record-batch.ts`) and where it goes. */
+export interface KafkaMessage extends BatchMessage {
+  readonly topic: string;
+  /** Taken modulo the topic's partition count; without one, round robin. */
+  readonly partition?: number;
+}
 
 /**
  * Lines sent as one produce request. What is known per line is only its message (handed to the producer as it is,
@@ -33,7 +39,7 @@ export interface Batch {
 }
 
 export interface ShipBatchesOptions {
-  producer: Producer<Buffer, Buffer, Buffer, Buffer>;
+  sender: RecordSender;
   batchBytes: number;
   /** Batches sent at once (each acknowledged separately; reported in reading order). */
   concurrency: number;
@@ -229,13 +235,13 @@ export class ShipBatches {
 
   /** True once Kafka acknowledged the batch; false when aborted or failed for good (then lines stay unacked). */
   async #sendWithRetry(messages: KafkaMessage[]): Promise<boolean> {
-    const { producer, log, metrics } = this.#options;
+    const { sender, log, metrics } = this.#options;
     let retrying = false;
     try {
       for (let attempt = 0; ; attempt += 1) {
         if (this.#aborted) return false;
         try {
-          await producer.send({ messages });
+          await sender.send(messages);
           if (retrying) log.info({ attempt }, "Kafka acknowledged again; shipping resumed");
           return true;
         } catch (cause) {
