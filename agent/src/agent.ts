@@ -98,7 +98,14 @@ export async function startAgent(config: AgentConfig, options: StartAgentOptions
     autocreateTopics: false,
   });
   // The client gives metadata and producer ids; record batches are encoded and sent by RecordSender.
-  const sender = new RecordSender({ producer, clientId: config.clientId, timeoutMs: config.kafkaTimeoutMs });
+  const sender = new RecordSender({
+    producer,
+    clientId: config.clientId,
+    timeoutMs: config.kafkaTimeoutMs,
+    // A batch closes past batchBytes by at most one line; the records' framing is far below another batchBytes.
+    slabBytes: 2 * config.batchBytes + config.maxLineBytes,
+    slabs: config.sendConcurrency + 1,
+  });
 
   // Assigned just below; the gauges are only read at scrape time.
   let shipper: ShipBatches | undefined;

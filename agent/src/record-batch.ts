@@ -30,6 +30,9 @@ export const RECORD_BATCH_HEADER_BYTES = 61;
 
 /** Bytes of `n` as a zigzag varint (Kafka's varint and varlong; |n| < 2^52 here). */
 function varintBytes(n: number): number {
+  // Most values of a record (deltas, key and value lengths) are below 2^13: one or two bytes, no division.
+  if (n >= 0 && n < 64) return 1;
+  if (n >= 0 && n < 8192) return 2;
   let zz = n >= 0 ? n * 2 : -n * 2 - 1;
   let bytes = 1;
   while (zz >= 0x80) {
@@ -40,6 +43,15 @@ function varintBytes(n: number): number {
 }
 
 function writeVarint(buffer: Buffer, at: number, n: number): number {
+  if (n >= 0 && n < 64) {
+    buffer[at] = n << 1;
+    return at + 1;
+  }
+  if (n >= 0 && n < 8192) {
+    buffer[at] = ((n << 1) & 0x7f) | 0x80;
+    buffer[at + 1] = n >> 6;
+    return at + 2;
+  }
   let zz = n >= 0 ? n * 2 : -n * 2 - 1;
   let pos = at;
   while (zz >= 0x80) {
@@ -60,10 +72,13 @@ function headersBytes(headers: Map<Buffer, Buffer>): number {
 
 /**
  * Encodes messages of one partition as one uncompressed record batch, copying each key and value once into a
- * buffer of the exact size. Timestamps are CreateTime (the message's, else now). The producer fields are left
+ * buffer of the exact size (from `alloc`: the sender reuses its memory). Timestamps are CreateTime (the message's, else now). The producer fields are left
  * for `stampRecordBatch`, which a retry under a new producer id calls again.
  */
-export function encodeRecordBatch(messages: readonly BatchMessage[]): Buffer {
+export function encodeRecordBatch(
+  messages: readonly BatchMessage[],
+  alloc: (bytes: number) => Buffer = Buffer.allocUnsafe,
+): Buffer {
   const count = messages.length;
   if (count === 0) throw new RangeError("a record batch holds at least one record");
   const now = BigInt(Date.now());
@@ -101,7 +116,7 @@ export function encodeRecordBatch(messages: readonly BatchMessage[]): Buffer {
     sizes[i] = body;
     total += varintBytes(body) + body;
   }
-  const buffer = Buffer.allocUnsafe(total);
+  const buffer = alloc(total);
   buffer.writeBigInt64BE(0n, 0); // base offset: the broker assigns it
   buffer.writeInt32BE(total - 12, LENGTH_AT);
   buffer.writeInt32BE(-1, LEADER_EPOCH_AT);

@@ -9,6 +9,7 @@ import {
   produceV9,
   Writer,
 } from "@platformatic/kafka";
+import { BatchSlabs, type Slab } from "./batch-slabs.ts";
 import { encodeRecordBatch, recordCount, stampRecordBatch } from "./record-batch.ts";
 import type { KafkaMessage } from "./ship-batches.ts";
 
@@ -36,6 +37,16 @@ export interface RecordSenderOptions {
   clientId: string;
   /** The Produce request's timeout, and the connection's request timeout. */
   timeoutMs: number;
+  /** Memory reused for a send's record batches: at least a batch's bytes plus its records' framing. */
+  slabBytes: number;
+  /** Slabs kept for reuse (sends in flight at once, plus one). */
+  slabs: number;
+}
+
+/** A send's record batches, one per partition, and the slab they were encoded into. */
+interface Encoded {
+  readonly parts: PartitionBatch[];
+  readonly slab: Slab;
 }
 
 /**
@@ -54,7 +65,8 @@ export interface RecordSenderOptions {
 export class RecordSender {
   readonly #options: RecordSenderOptions;
   readonly #pool: ConnectionPool;
-  readonly #pending = new WeakMap<readonly KafkaMessage[], PartitionBatch[]>();
+  readonly #pending = new WeakMap<readonly KafkaMessage[], Encoded>();
+  readonly #slabs: BatchSlabs;
   #info: ProducerInfo | undefined;
   #initializing: Promise<ProducerInfo> | undefined;
   readonly #sequences = new Map<string, number>();
@@ -66,18 +78,20 @@ export class RecordSender {
   constructor(options: RecordSenderOptions) {
     this.#options = options;
     this.#pool = new ConnectionPool(options.clientId, { requestTimeout: options.timeoutMs + 5_000 });
+    this.#slabs = new BatchSlabs(options.slabBytes, options.slabs);
   }
 
   /** Resolves when every partition of `messages` is acknowledged; call again with the same array to retry. */
   async send(messages: readonly KafkaMessage[]): Promise<void> {
     if (messages.length === 0) return;
     const metadata = await this.#metadata(messages);
-    let parts = this.#pending.get(messages);
-    if (parts === undefined) {
-      parts = this.#encode(messages, metadata);
-      this.#pending.set(messages, parts);
+    let encoded = this.#pending.get(messages);
+    if (encoded === undefined) {
+      const slab = this.#slabs.take();
+      encoded = { parts: this.#encode(messages, metadata, slab), slab };
+      this.#pending.set(messages, encoded);
     }
-    const todo = parts.filter((part) => !part.done);
+    const todo = encoded.parts.filter((part) => !part.done);
     const byLeader = new Map<number, PartitionBatch[]>();
     for (const part of todo) {
       const leader = metadata.topics.get(part.topic)?.partitions[part.partition]?.leader ?? -1;
@@ -113,7 +127,9 @@ export class RecordSender {
       }
       throw errors.length === 1 ? errors[0] : new AggregateError(errors, "some partitions were not acknowledged");
     }
+    // Acknowledged: every request holding the slab's bytes was written (the connection copied it) and answered.
     this.#pending.delete(messages);
+    this.#slabs.give(encoded.slab);
   }
 
   async close(): Promise<void> {
@@ -143,7 +159,7 @@ export class RecordSender {
     return metadata;
   }
 
-  #encode(messages: readonly KafkaMessage[], metadata: ClusterMetadata): PartitionBatch[] {
+  #encode(messages: readonly KafkaMessage[], metadata: ClusterMetadata, slab: Slab): PartitionBatch[] {
     const groups = new Map<string, Map<number, KafkaMessage[]>>();
     for (const message of messages) {
       const count = metadata.topics.get(message.topic)?.partitionsCount ?? 1;
@@ -160,7 +176,7 @@ export class RecordSender {
     const parts: PartitionBatch[] = [];
     for (const [topic, byPartition] of groups) {
       for (const [partition, list] of byPartition) {
-        parts.push({ topic, partition, records: encodeRecordBatch(list), done: false });
+        parts.push({ topic, partition, records: encodeRecordBatch(list, (bytes) => slab.alloc(bytes)), done: false });
       }
     }
     return parts;

@@ -77,6 +77,22 @@ describe("encodeRecordBatch", () => {
     expect(decoded.firstSequence).toBe(2 ** 31 - 1);
   });
 
+  test("every varint length boundary (63/64, 8191/8192, 2^20) decodes as written", () => {
+    const sizes = [0, 1, 63, 64, 65, 127, 128, 8191, 8192, 8193, 1 << 20];
+    const messages: BatchMessage[] = sizes.map((size, i) => ({
+      key: Buffer.alloc(size % 100, 0x6b),
+      value: Buffer.alloc(size, 0x61 + (i % 20)),
+      timestamp: 1_000n + BigInt(size),
+    }));
+    const batch = encodeRecordBatch(messages);
+    stampRecordBatch(batch, 9n, 1, 0);
+    const decoded = readRecordsBatch(Reader.from(batch));
+    expect(decoded.records.map((r) => r.value?.length)).toEqual(sizes);
+    expect(decoded.records.map((r) => r.key?.length)).toEqual(sizes.map((size) => size % 100));
+    expect(decoded.records.map((r) => Number(r.timestampDelta))).toEqual(sizes);
+    expect(decoded.records.every((r, i) => r.value?.every((byte) => byte === 0x61 + (i % 20)))).toBe(true);
+  });
+
   test("stamping again (a retry under a new producer id) rewrites the fields and the CRC", () => {
     const batch = encodeRecordBatch([{ key: b("k"), value: b("v"), timestamp: 5n }]);
     stampRecordBatch(batch, 1n, 0, 0);

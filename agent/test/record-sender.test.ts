@@ -23,7 +23,13 @@ let sender: RecordSender;
 
 beforeAll(() => {
   producer = new Producer({ clientId: randomName("agent-sender"), bootstrapBrokers: brokers, idempotent: true });
-  sender = new RecordSender({ producer, clientId: randomName("agent-sender"), timeoutMs: 10_000 });
+  sender = new RecordSender({
+    producer,
+    clientId: randomName("agent-sender"),
+    timeoutMs: 10_000,
+    slabBytes: 1 << 20,
+    slabs: 2,
+  });
 });
 
 afterAll(async () => {
