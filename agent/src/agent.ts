@@ -199,8 +199,8 @@ export async function startAgent(config: AgentConfig, options: StartAgentOptions
     const readEnd = eventReadBase + end;
     const verdict = classifyBytes(bytes, tooLarge);
     if (verdict.kind === "record") {
-      // `partition` is the default partitioner's value for the key, kept per tenant (the client takes it modulo
-      // the partition count), so the client does not hash every record's key again.
+      // `partition` is the default partitioner's value for the key, kept per tenant (the sender takes it modulo
+      // the partition count), so no record's key is hashed again.
       // CreateTime = when the agent ships it, not the record's `time`: the broker's time retention counts from the
       // timestamp, so a backlog older than the retention would be deleted before the writer read it.
       const message: KafkaMessage = {

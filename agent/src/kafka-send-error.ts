@@ -29,7 +29,7 @@ export function canRetrySend(error: unknown): boolean {
     // recreated after a broker outage), so the batch waits for it like for a broker that is down.
     if (code === "PLT_KFK_USER" && leaf.message.startsWith("Unknown topic")) return true;
     // With several batches in flight, one that failed makes the broker refuse the next ones' sequence numbers;
-    // the client takes a new producer id after an error, so sending them again succeeds (at least once).
+    // the sender (record-sender.ts) takes a new producer id after an error, so sending them again succeeds.
     const apiId = (leaf as { apiId?: unknown }).apiId;
     if (apiId === "OUT_OF_ORDER_SEQUENCE_NUMBER" || apiId === "DUPLICATE_SEQUENCE_NUMBER") return true;
     if (typeof canRetry === "boolean") return canRetry;

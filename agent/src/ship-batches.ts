@@ -56,7 +56,7 @@ export interface ShipBatchesOptions {
  * Collects lines into batches (up to `batchBytes`, or `lingerMs` after the oldest one arrived) and sends up to
  * `concurrency` batches at once with the idempotent producer (acks from all in-sync replicas). Acknowledgements
  * are reported in reading order, so the checkpoint never passes a line Kafka has not acknowledged. A batch that
- * fails is sent again with backoff while the error's `canRetry` holds (after a failure the client takes a new
+ * fails is sent again with backoff while the error's `canRetry` holds (after a failure the sender takes a new
  * producer id, so a batch retried behind a later one may land after it: order within a tenant is kept except
  * around a failure). Lines stay counted in flight until acknowledged, which bounds the reader's memory.
  */

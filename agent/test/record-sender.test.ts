@@ -48,6 +48,17 @@ async function newTopic(purpose: string): Promise<string> {
 
 const b = (text: string) => Buffer.from(text);
 
+/** Sends as ShipBatches does: again after a failure (a topic just created answers NOT_LEADER_OR_FOLLOWER a moment). */
+const sendAll = (messages: KafkaMessage[]) =>
+  waitFor(
+    "Kafka's acknowledgement",
+    async () => {
+      await sender.send(messages);
+      return true;
+    },
+    { timeoutMs: 20_000, intervalMs: 100 },
+  );
+
 describe("RecordSender (real Kafka)", () => {
   test("records land in partition (value mod 6), in order, with key, value, headers and CreateTime; sends continue", async () => {
     const topic = await newTopic("agent-sender");
@@ -65,13 +76,13 @@ describe("RecordSender (real Kafka)", () => {
       timestamp: stamp,
       headers: new Map([[b("reason"), b("not-json")]]),
     }));
-    await sender.send([...first, ...dead]);
-    // A second and third send under the same producer id: sequence numbers continue per partition (the broker
+    await sendAll([...first, ...dead]);
+    // A second and third send: sequence numbers continue per partition under one producer id (the broker
     // refuses a gap or a repeat with OUT_OF_ORDER_SEQUENCE_NUMBER).
     const more = (from: number): KafkaMessage[] =>
       Array.from({ length: 12 }, (_, i) => ({ topic, partition: i, key: b("k"), value: b(`{"n":${from + i}}`) }));
-    await sender.send(more(100));
-    await sender.send(more(200));
+    await sendAll(more(100));
+    await sendAll(more(200));
 
     const messages = await readTopic(brokers, topic);
     expect(messages).toHaveLength(60 + 2 + 24);
@@ -155,7 +166,7 @@ describe("RecordSender (real Kafka)", () => {
         },
       ],
     });
-    await sender.send(messages);
+    await sendAll(messages);
 
     const stored = [...(await readTopic(brokers, good)), ...(await readTopic(brokers, strict))];
     expect(stored.map((m) => m.value.toString()).sort()).toEqual(
