@@ -136,8 +136,10 @@ export class RecordSender {
     await this.#pool.close();
   }
 
-  /** The cluster's metadata: the last answer while it is younger than a minute, knows the topics and no error
-   * said it is stale (each call to the client's `metadata` validates its options: not once per batch). */
+  /**
+   * The cluster's metadata: the last answer while it is younger than a minute, knows the topics and no error said
+   * it is stale (each call to the client's `metadata` validates its options: not once per batch).
+   */
   async #metadata(messages: readonly KafkaMessage[]): Promise<ClusterMetadata> {
     const cached = this.#cached;
     if (cached !== undefined && !this.#refreshMetadata && Date.now() - this.#cachedAt < METADATA_MAX_AGE_MS) {
