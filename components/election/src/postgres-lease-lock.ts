@@ -57,9 +57,10 @@ export class PostgresLeaseLock implements LeaseLock {
     try {
       await this.run(timeoutMs, () => this.sql.unsafe(ddl));
     } catch (error) {
-      // Two replicas creating the table at once: one of them gets a unique violation on the catalog.
+      // Two replicas creating the table at once: the one that loses the race gets a unique violation on the
+      // catalog (23505), "relation already exists" (42P07) or "type already exists" (42710, the table's row type).
       const code = (error as { errno?: string; code?: string }).errno ?? (error as { code?: string }).code;
-      if (code !== "23505" && code !== "42P07") throw error;
+      if (code !== "23505" && code !== "42P07" && code !== "42710") throw error;
     }
   }
 

@@ -48,6 +48,29 @@ test("two replicas started at once (the table created by both): one leads, the r
   }
 });
 
+test("replicas preparing a new table at once all start: losing the catalog race (23505, 42P07, 42710) is success", async () => {
+  // CI failed once with 42710 ("type … already exists") from two orchestrators started together.
+  const tables = Array.from({ length: 8 }, () => randomName("t_race").replaceAll("-", "_"));
+  try {
+    for (const name of tables) {
+      const locks = Array.from(
+        { length: 6 },
+        (_, i) =>
+          new PostgresLeaseLock({ url, table: name, name: "race", identity: `pod-${i}`, leaseDurationSeconds: 2 }),
+      );
+      try {
+        await Promise.all(locks.map((lock) => lock.prepare(5_000)));
+      } finally {
+        await Promise.all(locks.map((lock) => lock.close()));
+      }
+      const [found] = await sql.unsafe("SELECT to_regclass($1) IS NOT NULL AS present", [name]);
+      expect((found as { present: boolean }).present).toBe(true);
+    }
+  } finally {
+    for (const name of tables) await sql.unsafe(`DROP TABLE IF EXISTS ${name}`);
+  }
+});
+
 test("graceful stop clears the holder and the follower leads with the next epoch", async () => {
   const a = replica("release", "pod-a");
   await a.elector.start();
