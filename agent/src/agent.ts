@@ -1,4 +1,4 @@
-import { ProduceAcks, Producer } from "@platformatic/kafka";
+import { Producer } from "@platformatic/kafka";
 import { serveMetrics } from "@svc/common";
 import pino, { type Logger } from "pino";
 import { AgentMetrics } from "./agent-metrics.ts";
@@ -87,17 +87,15 @@ export async function startAgent(config: AgentConfig, options: StartAgentOptions
   let fatal: AgentError | undefined;
   let finalState: AgentState | undefined;
 
+  // Only for metadata and producer ids (its `send` is not used: acks and idempotence are RecordSender's).
   const producer = new Producer<Buffer, Buffer, Buffer, Buffer>({
     clientId: config.clientId,
     bootstrapBrokers: config.brokers,
-    idempotent: true,
-    acks: ProduceAcks.ALL,
     timeout: config.kafkaTimeoutMs,
     retries: 2,
     retryDelay: 250,
     autocreateTopics: false,
   });
-  // The client gives metadata and producer ids; record batches are encoded and sent by RecordSender.
   const sender = new RecordSender({
     producer,
     clientId: config.clientId,

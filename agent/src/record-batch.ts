@@ -72,8 +72,8 @@ function headersBytes(headers: Map<Buffer, Buffer>): number {
 
 /**
  * Encodes messages of one partition as one uncompressed record batch, copying each key and value once into a
- * buffer of the exact size (from `alloc`: the sender reuses its memory). Timestamps are CreateTime (the message's, else now). The producer fields are left
- * for `stampRecordBatch`, which a retry under a new producer id calls again.
+ * buffer of the exact size (from `alloc`: the sender reuses its memory). Timestamps are CreateTime (the message's,
+ * else now). The producer fields are left for `stampRecordBatch`, which a retry under a new producer id calls again.
  */
 export function encodeRecordBatch(
   messages: readonly BatchMessage[],
@@ -84,8 +84,11 @@ export function encodeRecordBatch(
   const now = BigInt(Date.now());
   const times = new Float64Array(count);
   const sizes = new Int32Array(count);
+  // Lines of one read share their timestamp: one BigInt → number conversion per read, not per line.
   let lastStamp: bigint | undefined;
   let lastMs = 0;
+  let base = 0;
+  let max = 0;
   let total = RECORD_BATCH_HEADER_BYTES;
   for (let i = 0; i < count; i++) {
     const message = messages[i] as BatchMessage;
@@ -94,14 +97,10 @@ export function encodeRecordBatch(
       lastStamp = stamp;
       lastMs = Number(stamp);
     }
-    times[i] = lastMs;
-  }
-  const base = times[0] as number;
-  let max = base;
-  for (let i = 0; i < count; i++) {
-    const message = messages[i] as BatchMessage;
-    const time = times[i] as number;
-    if (time > max) max = time;
+    const time = lastMs;
+    times[i] = time;
+    if (i === 0) base = max = time;
+    else if (time > max) max = time;
     const keyLength = message.key?.length ?? -1;
     const valueLength = message.value?.length ?? -1;
     const body =

@@ -19,7 +19,6 @@ const PRODUCE_API_KEY = 0;
 const PRODUCE_VERSION = 9;
 const ACKS_ALL = -1;
 const DUPLICATE_SEQUENCE_NUMBER = 46;
-const METADATA_MAX_AGE_MS = 60_000;
 /** Sequence numbers are int32 and wrap to 0 after the largest (as the Java producer does). */
 const SEQUENCE_WRAP = 2 ** 31;
 
@@ -71,8 +70,6 @@ export class RecordSender {
   #initializing: Promise<ProducerInfo> | undefined;
   readonly #sequences = new Map<string, number>();
   #refreshMetadata = false;
-  #cached: ClusterMetadata | undefined;
-  #cachedAt = 0;
   #roundRobin = 0;
 
   constructor(options: RecordSenderOptions) {
@@ -103,7 +100,7 @@ export class RecordSender {
     let connections: Connection[];
     try {
       connections = await Promise.all(
-        [...byLeader.keys()].map((leader) => this.#connection(metadata.brokers.get(leader))),
+        [...byLeader.keys()].map((leader) => this.#pool.get(metadata.brokers.get(leader) as Broker)),
       );
     } catch (error) {
       // A leader the metadata does not know (-1 while a partition moves) or cannot be reached: read it again.
@@ -112,7 +109,7 @@ export class RecordSender {
     }
     // Sequences are taken and requests queued with no await in between: each partition's batches reach its
     // leader in sequence order. A producer id given up meanwhile (another batch failed) fails this attempt.
-    if (this.#info !== info) throw new ProtocolError("OUT_OF_ORDER_SEQUENCE_NUMBER", "producer id renewed");
+    if (this.#info !== info) throw new Error("the producer id was renewed while this batch waited: send it again");
     const requests = [...byLeader.values()].map((leaderParts, i) =>
       this.#produce(connections[i] as Connection, leaderParts, info),
     );
@@ -136,28 +133,12 @@ export class RecordSender {
     await this.#pool.close();
   }
 
-  /**
-   * The cluster's metadata: the last answer while it is younger than a minute, knows the topics and no error said
-   * it is stale (each call to the client's `metadata` validates its options: not once per batch).
-   */
+  /** The cluster's metadata (the client keeps it; read again once an error said it is stale). */
   async #metadata(messages: readonly KafkaMessage[]): Promise<ClusterMetadata> {
-    const cached = this.#cached;
-    if (cached !== undefined && !this.#refreshMetadata && Date.now() - this.#cachedAt < METADATA_MAX_AGE_MS) {
-      let known = true;
-      let last = "";
-      for (const message of messages) {
-        if (message.topic === last) continue;
-        last = message.topic;
-        if (!cached.topics.has(last)) known = false;
-      }
-      if (known) return cached;
-    }
     const topics = [...new Set(messages.map((message) => message.topic))];
     const forceUpdate = this.#refreshMetadata;
     const metadata = await this.#options.producer.metadata({ topics, forceUpdate });
     if (forceUpdate) this.#refreshMetadata = false;
-    this.#cached = metadata;
-    this.#cachedAt = Date.now();
     return metadata;
   }
 
@@ -192,10 +173,6 @@ export class RecordSender {
     const info = await this.#initializing;
     this.#info ??= info;
     return this.#info;
-  }
-
-  #connection(broker: Broker | undefined): Promise<Connection> {
-    return this.#pool.get(broker as Broker);
   }
 
   /** Sends one leader's batches; resolves to the errors of the partitions not acknowledged (none: all done). */

@@ -22,7 +22,7 @@ let producer: Producer<Buffer, Buffer, Buffer, Buffer>;
 let sender: RecordSender;
 
 beforeAll(() => {
-  producer = new Producer({ clientId: randomName("agent-sender"), bootstrapBrokers: brokers, idempotent: true });
+  producer = new Producer({ clientId: randomName("agent-sender"), bootstrapBrokers: brokers });
   sender = new RecordSender({
     producer,
     clientId: randomName("agent-sender"),
