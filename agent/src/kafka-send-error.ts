@@ -30,8 +30,8 @@ export function canRetrySend(error: unknown): boolean {
     if (code === "PLT_KFK_USER" && leaf.message.startsWith("Unknown topic")) return true;
     // With several batches in flight, one that failed makes the broker refuse the next ones' sequence numbers;
     // the sender (record-sender.ts) takes a new producer id after an error, so sending them again succeeds.
-    const apiId = (leaf as { apiId?: unknown }).apiId;
-    if (apiId === "OUT_OF_ORDER_SEQUENCE_NUMBER" || apiId === "DUPLICATE_SEQUENCE_NUMBER") return true;
+    // (DUPLICATE_SEQUENCE_NUMBER never gets here: the sender counts it as acknowledged.)
+    if ((leaf as { apiId?: unknown }).apiId === "OUT_OF_ORDER_SEQUENCE_NUMBER") return true;
     if (typeof canRetry === "boolean") return canRetry;
     return typeof code !== "string" || !PERMANENT_CODES.has(code);
   });
