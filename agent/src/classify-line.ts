@@ -1,7 +1,14 @@
 import { defaultPartitioner } from "@platformatic/kafka";
-import { type AuditRecord, isSensitiveAttribute, validateRecord } from "@svc/audit-record";
+import {
+  type AuditRecord,
+  isSensitiveAttribute,
+  newScanResult,
+  recordTimeMs,
+  SCANNED_FIELD,
+  scanRecord,
+  validateRecord,
+} from "@svc/audit-record";
 import { surelyValidRecord } from "./fast-record-check.ts";
-import { type ScanResult, scanRecord } from "./scan-record.ts";
 import type { SourceLine } from "./split-lines.ts";
 
 /** Why a line went to the dead-letter topic (docs/audit-storage.md, "Kafka": the `reason` header). */
@@ -36,7 +43,6 @@ interface TenantKey {
 const UNKEYED: ClassifiedLine = { kind: "record", key: undefined, partition: undefined };
 const TOO_LARGE: ClassifiedLine = { kind: "dead-letter", reason: "too-large", error: "line longer than maxLineBytes" };
 const tenantKeys = new Map<string, TenantKey>();
-const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
 
 function remember<V>(cache: Map<string, V>, key: string, value: V): V {
   if (cache.size >= CACHE_LIMIT) cache.clear();
@@ -106,21 +112,23 @@ let lastTimeBytes: Buffer = Buffer.alloc(0);
 function wellFormedTime(b: Uint8Array, start: number, end: number): boolean {
   if (sameBytes(b, start, end, lastTimeBytes)) return true;
   const time = latin1(b, start, end);
-  if (!RFC3339.test(time) || Number.isNaN(Date.parse(time))) return false;
+  if (recordTimeMs(time) === undefined) return false;
   lastTimeBytes = Buffer.from(time, "latin1");
   return true;
 }
 
-const scanned: ScanResult = { timeStart: 0, timeEnd: 0, tenantStart: 0, tenantEnd: 0, claimedStart: 0, claimedEnd: 0 };
+const scanned = newScanResult();
+const { time: TIME, tenant_id: TENANT, claimed_tenant_id: CLAIMED } = SCANNED_FIELD;
 
 /** The fast path: a line `scanRecord` accepts and whose time is well-formed, classified without parsing it. */
 function scannedRecord(bytes: Buffer): ClassifiedLine | undefined {
   if (!scanRecord(bytes, scanned, plainAttributeName)) return undefined;
-  if (!wellFormedTime(bytes, scanned.timeStart, scanned.timeEnd)) return undefined;
+  const { start, end } = scanned;
+  if (!wellFormedTime(bytes, start[TIME] as number, end[TIME] as number)) return undefined;
   const key =
-    scanned.tenantEnd > scanned.tenantStart
-      ? scannedKey(bytes, scanned.tenantStart, scanned.tenantEnd)
-      : scannedKey(bytes, scanned.claimedStart, scanned.claimedEnd);
+    (end[TENANT] as number) > (start[TENANT] as number)
+      ? scannedKey(bytes, start[TENANT] as number, end[TENANT] as number)
+      : scannedKey(bytes, start[CLAIMED] as number, end[CLAIMED] as number);
   return key?.record ?? UNKEYED;
 }
 

@@ -5,6 +5,8 @@ export interface IndexedEvent {
   id: string;
   tenant_id: string;
   time: string;
+  /** `time` in epoch milliseconds (truncated, as `Date.parse` reads it). */
+  timeMs: number;
   principal_id: string;
   action: string;
   result: string;
@@ -75,6 +77,7 @@ export function readIndexFields(batch: ClosedBatch): SealedBatch {
         id: fields.id,
         tenant_id: fields.tenant_id,
         time: fields.time,
+        timeMs: fields.timeMs,
         principal_id: fields.principal_id,
         action: fields.action,
         result: fields.result,

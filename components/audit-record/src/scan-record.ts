@@ -12,17 +12,16 @@
  *   (the sensitive-name check) and a `false` from it refuses the line;
  * - nothing but JSON whitespace after the closing brace.
  *
- * `time` is only located here (`timeStart`/`timeEnd`); the caller checks its format (RFC 3339 + `Date.parse`),
- * as the schema's `date-time` format does. `tenant_id` and `claimed_tenant_id` are located too (the record key).
- * `test/scan-record.test.ts` holds it against `JSON.parse` + `validateRecord`, by cases and by mutation.
+ * `time` is only located here; the caller checks its format (RFC 3339 + `Date.parse`), as the schema's `date-time`
+ * format does. Every string field is located (`ScanResult`): the agent reads the tenants (the record key), the
+ * writer the index fields, without decoding the rest.
+ * `test/scan-record.test.ts` holds it against `JSON.parse` + `validateRecord`, by cases and by mutation (and the
+ * agent's `test/classify-line.test.ts` its use there).
  */
+/** Where a scanned record's string fields are: bytes `start[f]` to `end[f]` of the line (the value, no quotes). */
 export interface ScanResult {
-  timeStart: number;
-  timeEnd: number;
-  tenantStart: number;
-  tenantEnd: number;
-  claimedStart: number;
-  claimedEnd: number;
+  start: Int32Array;
+  end: Int32Array;
 }
 
 const QUOTE = 0x22;
@@ -36,11 +35,20 @@ const ZERO = 0x30;
 const NINE = 0x39;
 
 // Fields: index = bit (the order of FIELDS). [name, minLength, maxLength]; duration_ms and attributes apart.
-const F_TIME = 1;
 const F_DURATION = 6;
-const F_CLAIMED = 7;
-const F_TENANT = 9;
 const F_ATTRIBUTES = 10;
+/** Index in `ScanResult.start`/`end` of each string field (the order of FIELDS). */
+export const SCANNED_FIELD = {
+  id: 0,
+  time: 1,
+  source: 2,
+  action: 3,
+  resource: 4,
+  result: 5,
+  claimed_tenant_id: 7,
+  principal_id: 8,
+  tenant_id: 9,
+} as const;
 const FIELDS: readonly (readonly [string, number, number])[] = [
   ["id", 1, 128],
   ["time", 1, 64],
@@ -55,6 +63,11 @@ const FIELDS: readonly (readonly [string, number, number])[] = [
   ["attributes", 0, 0],
 ];
 const REQUIRED = (1 << F_ATTRIBUTES) - 1;
+
+/** A result to scan into (reused line after line: every string field of an accepted line is set). */
+export function newScanResult(): ScanResult {
+  return { start: new Int32Array(F_ATTRIBUTES), end: new Int32Array(F_ATTRIBUTES) };
+}
 const NAMES = FIELDS.map(([name]) => Buffer.from(name));
 const MIN = FIELDS.map(([, min]) => min);
 const MAX = FIELDS.map(([, , max]) => max);
@@ -121,8 +134,8 @@ function numberEnd(b: Uint8Array, i: number, n: number): number {
 }
 
 /**
- * True when `b` (one line, without its newline) is surely a valid record; `out` then holds where its `time` and
- * tenant fields are. `attributeName(b, start, end)` is asked about each attribute name; false refuses the line.
+ * True when `b` (one line, without its newline) is surely a valid record; `out` then holds where each of its string
+ * fields is (`SCANNED_FIELD`; every one is required, so every one is set). `attributeName(b, start, end)` is asked about each attribute name; false refuses the line.
  */
 export function scanRecord(
   b: Uint8Array,
@@ -158,16 +171,8 @@ export function scanRecord(
       if (end < 0) return false;
       const length = end - start;
       if (length < (MIN[field] as number) || length > (MAX[field] as number)) return false;
-      if (field === F_TIME) {
-        out.timeStart = start;
-        out.timeEnd = end;
-      } else if (field === F_TENANT) {
-        out.tenantStart = start;
-        out.tenantEnd = end;
-      } else if (field === F_CLAIMED) {
-        out.claimedStart = start;
-        out.claimedEnd = end;
-      }
+      out.start[field] = start;
+      out.end[field] = end;
       i = end + 1;
     }
     i = skipSpace(b, i, n);

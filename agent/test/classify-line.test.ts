@@ -1,0 +1,100 @@
+import { describe, expect, test } from "bun:test";
+import { newScanResult, parseRecordLine, scanRecord } from "@svc/audit-record";
+import { classifyLine } from "../src/classify-line.ts";
+import { auditRecord } from "./support/records.ts";
+
+const anyName = () => true;
+const base = () => ({
+  ...auditRecord("scan-1", { time: new Date("2026-11-23T10:00:00.250Z") }),
+  attributes: { note: "n", client_ip: "10.0.0.1" },
+});
+const valid = JSON.stringify(base());
+const decoder = new TextDecoder("utf-8", { fatal: true });
+
+/** What the slow path decides: the record's key or undefined when the line is not a valid record. */
+function reference(bytes: Buffer): { key: string | undefined } | undefined {
+  try {
+    const record = parseRecordLine(decoder.decode(bytes));
+    const tenant = record.tenant_id !== "" ? record.tenant_id : record.claimed_tenant_id;
+    return { key: tenant === "" ? undefined : tenant };
+  } catch {
+    return undefined;
+  }
+}
+
+function classify(bytes: Buffer) {
+  return classifyLine({ bytes, start: 0, end: bytes.length + 1, tooLarge: false });
+}
+
+describe("classifyLine's fast path agrees with the schema", () => {
+  const lines = [
+    valid,
+    JSON.stringify({ ...base(), tenant_id: "" }),
+    JSON.stringify({ ...base(), tenant_id: "", claimed_tenant_id: "" }),
+    JSON.stringify({ ...base(), time: "2026-11-23T10:00:00.123456+02:00" }),
+    JSON.stringify({ ...base(), time: "2026-13-45T10:00:00Z" }),
+    JSON.stringify({ ...base(), time: "2026-11-23 10:00:00Z" }),
+    JSON.stringify({ ...base(), attributes: { api_key: "k" } }),
+    JSON.stringify({ ...base(), attributes: { privateKey: "k" } }),
+    JSON.stringify({ ...base(), attributes: { max_tokens: "5" } }),
+  ];
+
+  test("cases: record or not, and the key, as the slow path says", () => {
+    for (const text of lines) {
+      const bytes = Buffer.from(text);
+      const expected = reference(bytes);
+      const got = classify(bytes);
+      expect({ text, kind: got.kind }).toEqual({ text, kind: expected ? "record" : "dead-letter" });
+      if (got.kind === "record" && expected) {
+        expect(got.key?.toString()).toBe(expected.key as string);
+      }
+    }
+  });
+
+  test("20,000 mutated lines: never a record the schema refuses, keys as the slow path's", () => {
+    // Deterministic: mulberry32, seeded.
+    let seed = 7;
+    const random = (n: number) => {
+      seed = (seed + 0x6d2b79f5) | 0;
+      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+      return Math.floor((((t ^ (t >>> 14)) >>> 0) / 2 ** 32) * n);
+    };
+    const alphabet = Buffer.from('{}[]":,.-+0123456789eE \t\\/ux"a');
+    let accepted = 0;
+    let agreed = 0;
+    let fast = 0;
+    for (let i = 0; i < 20_000; i += 1) {
+      const bytes = Buffer.from(lines[random(lines.length)] as string);
+      let mutated: Buffer = bytes;
+      for (let m = 0, count = random(3); m < count; m += 1) {
+        const at = random(mutated.length + 1);
+        const op = random(3);
+        const byte = random(4) === 0 ? random(256) : (alphabet[random(alphabet.length)] as number);
+        if (op === 0) mutated = Buffer.concat([mutated.subarray(0, at), mutated.subarray(at + 1)]);
+        else if (op === 1)
+          mutated = Buffer.concat([mutated.subarray(0, at), Buffer.from([byte]), mutated.subarray(at)]);
+        else if (at < mutated.length)
+          mutated = Buffer.concat([mutated.subarray(0, at), Buffer.from([byte]), mutated.subarray(at + 1)]);
+      }
+      const expected = reference(mutated);
+      const got = classify(mutated);
+      if (scanRecord(mutated, newScanResult(), anyName)) fast += 1;
+      if (got.kind === "record") accepted += 1;
+      if (got.kind === "blank") continue;
+      expect({ line: mutated.toString("latin1"), record: got.kind === "record" }).toEqual({
+        line: mutated.toString("latin1"),
+        record: expected !== undefined,
+      });
+      if (got.kind === "record" && expected) {
+        expect(got.key?.toString()).toBe(expected.key as string);
+        agreed += 1;
+      }
+    }
+    // The mutations must leave both valid and invalid lines, or the test proves nothing.
+    expect(accepted).toBeGreaterThan(1_000);
+    expect(accepted).toBeLessThan(19_000);
+    expect(agreed).toBe(accepted);
+    expect(fast).toBeGreaterThan(1_000);
+  });
+});
