@@ -1,6 +1,6 @@
 import type { SQL } from "bun";
 import { QueueConsumerError } from "./errors.ts";
-import type { SealedBatch } from "./partition-batch.ts";
+import type { IndexedEvent, SealedBatch } from "./partition-batch.ts";
 import { integerArrayLiteral, textArrayLiteral } from "./pg-array-literal.ts";
 import type { WrittenObject } from "./put-batch-object.ts";
 
@@ -13,7 +13,92 @@ const EVENTS_PER_STATEMENT = 10_000;
  */
 const UTC_ORIGIN = "0001-01-01T00:00:00Z";
 
+const MINUTE_MS = 60_000;
+const HOUR_MS = 3_600_000;
+const UNIQUE_VIOLATION = "23505";
+
 type TextColumn = "id" | "tenant_id" | "time" | "principal_id" | "action" | "result" | "resource";
+type IntegerColumn = "byte_start" | "byte_length";
+
+/** A chunk's events as one array literal per column (`unnest`'s input). */
+function eventColumns(
+  chunk: readonly IndexedEvent[],
+  backslashes: boolean,
+): Record<TextColumn | IntegerColumn, string> {
+  const text = (key: TextColumn) =>
+    textArrayLiteral(
+      chunk.map((event) => event[key]),
+      backslashes,
+    );
+  const integer = (key: IntegerColumn) => integerArrayLiteral(chunk.map((event) => event[key]));
+  return {
+    id: text("id"),
+    tenant_id: text("tenant_id"),
+    time: text("time"),
+    principal_id: text("principal_id"),
+    action: text("action"),
+    result: text("result"),
+    resource: text("resource"),
+    byte_start: integer("byte_start"),
+    byte_length: integer("byte_length"),
+  };
+}
+
+/**
+ * The chunk's counts per (tenant, UTC bin of `binMs`, principal, action, result), as `unnest` columns: what the
+ * statement of the duplicate path computes with `date_bin` (bins from the UTC epoch; timestamps have no leap
+ * seconds, so a minute or an hour from 1970 is one from year 1).
+ */
+export function rollup(
+  chunk: readonly IndexedEvent[],
+  binMs: number,
+  backslashes: boolean,
+): Record<"tenant_id" | "bin" | "principal_id" | "action" | "result" | "n", string> {
+  const groups = new Map<string, { event: IndexedEvent; bin: number; n: number }>();
+  for (const event of chunk) {
+    const bin = Math.floor(event.timeMs / binMs) * binMs;
+    // \u0000 cannot occur in an index string (indexFields), so it separates the parts unambiguously.
+    const key = `${event.tenant_id}\u0000${bin}\u0000${event.principal_id}\u0000${event.action}\u0000${event.result}`;
+    const group = groups.get(key);
+    if (group) group.n += 1;
+    else groups.set(key, { event, bin, n: 1 });
+  }
+  const rows = [...groups.values()];
+  const text = (pick: (row: (typeof rows)[number]) => string) => textArrayLiteral(rows.map(pick), backslashes);
+  return {
+    tenant_id: text((row) => row.event.tenant_id),
+    bin: textArrayLiteral(
+      rows.map((row) => new Date(row.bin).toISOString()),
+      false,
+    ),
+    principal_id: text((row) => row.event.principal_id),
+    action: text((row) => row.event.action),
+    result: text((row) => row.event.result),
+    n: integerArrayLiteral(rows.map((row) => row.n)),
+  };
+}
+
+/**
+ * Whether `rollup` bins this event as PostgreSQL would: `Date.parse` truncates to the millisecond, PostgreSQL rounds
+ * to the microsecond, so only a time with more than six fractional digits can land in another bin there (…59.9999995
+ * rounds up to the next minute). Such a chunk is counted by PostgreSQL itself (the duplicate path's statement).
+ */
+function binnedHere(event: IndexedEvent): boolean {
+  const time = event.time;
+  if (time.charCodeAt(19) !== 0x2e) return true; // no fraction (RFC 3339 puts it at 19)
+  let digits = 0;
+  for (let i = 20; i < time.length; i += 1) {
+    const c = time.charCodeAt(i);
+    if (c < 0x30 || c > 0x39) break;
+    digits += 1;
+  }
+  return digits <= 6;
+}
+
+/** The SQLSTATE of a PostgreSQL error (Bun's `errno`), if any. */
+function sqlState(error: unknown): unknown {
+  return (error as { errno?: unknown; code?: unknown }).errno ?? (error as { code?: unknown }).code;
+}
 
 export interface IndexedBatch {
   objectId: bigint;
@@ -27,7 +112,7 @@ function sqlMessage(error: unknown): string {
 
 /** Whether the index write may succeed later: a connection or server-side transient failure. */
 function canRetryIndex(error: unknown): boolean {
-  const code = (error as { errno?: unknown; code?: unknown }).errno ?? (error as { code?: unknown }).code;
+  const code = sqlState(error);
   // SQLSTATE classes 22 (data exception), 23 (constraint) and 42 (syntax, undefined object) do not heal by
   // themselves; every other failure (connection lost, 40001/40P01, 53xxx resources, 57P01 shutdown) may.
   if (typeof code === "string" && /^(22|23|42)[0-9A-Z]{3}$/.test(code)) return false;
@@ -64,18 +149,53 @@ export async function writeBatchIndex(
       let inserted = 0;
       for (let start = 0; start < events.length; start += EVENTS_PER_STATEMENT) {
         const chunk = events.slice(start, start + EVENTS_PER_STATEMENT);
-        const text = (key: TextColumn) =>
-          textArrayLiteral(
-            chunk.map((event) => event[key]),
-            batch.backslashes,
-          );
-        const integer = (key: "byte_start" | "byte_length") => integerArrayLiteral(chunk.map((event) => event[key]));
+        const input = eventColumns(chunk, batch.backslashes);
+        // Usually none of the events was indexed before: a plain INSERT (no conflict check per row) and rollups
+        // grouped here. A duplicate (a batch written again, a record shipped twice) fails it with 23505; the
+        // savepoint undoes it, and the statement that skips indexed events and counts only the rest runs instead.
+        const plain =
+          chunk.every(binnedHere) &&
+          (await tx
+            .savepoint(async (sp) => {
+              await sp`
+              INSERT INTO ${table("events")} (id, tenant_id, time, principal_id, action, result, resource, object_id,
+                                              byte_start, byte_length)
+              SELECT id, tenant_id, time::timestamptz, principal_id, action, result, resource,
+                     ${objectId.toString()}::bigint, byte_start, byte_length
+              FROM unnest(${input.id}::text[], ${input.tenant_id}::text[], ${input.time}::text[],
+                          ${input.principal_id}::text[], ${input.action}::text[], ${input.result}::text[],
+                          ${input.resource}::text[], ${input.byte_start}::bigint[], ${input.byte_length}::int[])
+                AS u(id, tenant_id, time, principal_id, action, result, resource, byte_start, byte_length)`;
+              return true;
+            })
+            .catch((error: unknown) => {
+              if (sqlState(error) === UNIQUE_VIOLATION) return false;
+              throw error;
+            }));
+        if (plain) {
+          const minutes = rollup(chunk, MINUTE_MS, batch.backslashes);
+          const hours = rollup(chunk, HOUR_MS, batch.backslashes);
+          await tx`
+            WITH rolled AS (
+              INSERT INTO ${table("counts")} AS c (tenant_id, minute, principal_id, action, result, n)
+              SELECT * FROM unnest(${minutes.tenant_id}::text[], ${minutes.bin}::timestamptz[],
+                                   ${minutes.principal_id}::text[], ${minutes.action}::text[],
+                                   ${minutes.result}::text[], ${minutes.n}::bigint[])
+              ON CONFLICT (tenant_id, minute, principal_id, action, result) DO UPDATE SET n = c.n + excluded.n
+            )
+            INSERT INTO ${table("counts_hour")} AS h (tenant_id, hour, principal_id, action, result, n)
+            SELECT * FROM unnest(${hours.tenant_id}::text[], ${hours.bin}::timestamptz[],
+                                 ${hours.principal_id}::text[], ${hours.action}::text[], ${hours.result}::text[],
+                                 ${hours.n}::bigint[])
+            ON CONFLICT (tenant_id, hour, principal_id, action, result) DO UPDATE SET n = h.n + excluded.n`;
+          inserted += chunk.length;
+          continue;
+        }
         const [counted] = await tx`
           WITH input AS (
-            SELECT * FROM unnest(${text("id")}::text[], ${text("tenant_id")}::text[], ${text("time")}::text[],
-                                 ${text("principal_id")}::text[], ${text("action")}::text[], ${text("result")}::text[],
-                                 ${text("resource")}::text[], ${integer("byte_start")}::bigint[],
-                                 ${integer("byte_length")}::int[])
+            SELECT * FROM unnest(${input.id}::text[], ${input.tenant_id}::text[], ${input.time}::text[],
+                                 ${input.principal_id}::text[], ${input.action}::text[], ${input.result}::text[],
+                                 ${input.resource}::text[], ${input.byte_start}::bigint[], ${input.byte_length}::int[])
               AS u(id, tenant_id, time, principal_id, action, result, resource, byte_start, byte_length)
           ), inserted AS (
             INSERT INTO ${table("events")} (id, tenant_id, time, principal_id, action, result, resource, object_id,

@@ -129,6 +129,50 @@ describe("writeBatchIndex", () => {
     expect(hourly).toBe(events);
   });
 
+  test("the rollups equal the events grouped by PostgreSQL, times with more than 6 fractional digits included", async () => {
+    const { schema: own } = testNames("index-bins");
+    await ensureIndexSchema(sql, own);
+    try {
+      const times = [
+        "2026-11-23T10:00:59.999Z",
+        "2026-11-23T10:00:59.999999Z",
+        "2026-11-23T10:01:00+00:00",
+        "2026-11-23T11:00:00.5+01:00",
+        "1969-12-31T23:59:59.999Z",
+        "2026-11-23T10:59:59.1234Z",
+      ];
+      const plain = times.map((time, i) => ({ id: `b${i}`, time, principal: `p${i % 2}` }));
+      await writeBatchIndex(sql, own, batchOf(plain, 0n), object("v-bins-1"));
+      // PostgreSQL rounds to the microsecond: …59.9999995 is the next minute and hour there, not for Date.parse.
+      const rounded = [
+        { id: "r1", time: "2026-11-23T10:59:59.9999995Z", principal: "p0" },
+        { id: "r2", time: "2026-11-23T10:00:00Z", principal: "p1" },
+      ];
+      await writeBatchIndex(sql, own, batchOf(rounded, 10n), object("v-bins-2"));
+      for (const [table, bin, width] of [
+        ["counts", "minute", "1 minute"],
+        ["counts_hour", "hour", "1 hour"],
+      ] as const) {
+        const rolled = await sql.unsafe(
+          `SELECT tenant_id, ${bin} AS bin, principal_id, action, result, n::int AS n FROM "${own}".${table}
+            ORDER BY 1, 2, 3, 4, 5`,
+        );
+        const grouped = await sql.unsafe(
+          `SELECT tenant_id, date_bin('${width}', time, '2000-01-01T00:00:00Z') AS bin, principal_id, action, result,
+                  count(*)::int AS n
+             FROM "${own}".events GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5`,
+        );
+        expect(rolled).toEqual(grouped);
+      }
+      const [{ n }] = await sql.unsafe(
+        `SELECT n::int AS n FROM "${own}".counts WHERE minute = '2026-11-23T11:00:00Z' AND principal_id = 'p0'`,
+      );
+      expect(n).toBe(1); // r1, rounded up to 11:00 by PostgreSQL (Date.parse reads 10:59:59.999)
+    } finally {
+      await dropSchema(sql, own);
+    }
+  });
+
   test("index strings are stored exactly as the record holds them (quotes, backslashes, braces, NULL, empty)", async () => {
     const awkward = [
       'say "hi"',
