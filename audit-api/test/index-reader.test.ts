@@ -54,6 +54,7 @@ const object = (version: string) => ({
   versionId: version,
   bytes: 1,
   retainUntil: new Date(),
+  writtenAt: new Date(),
 });
 
 /** The plain answer: `count(*)` over `events`, the definition every rollup must agree with. */

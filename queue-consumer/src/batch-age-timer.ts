@@ -1,12 +1,12 @@
 /** What the age timer needs of a partition's writer. */
 export interface AgedBatches {
-  /** When the open batch reaches `maxAgeMs` (`performance.now()` time); undefined when none is open. */
+  /** When the open batch is due for `maxAgeMs` (`performance.now()` time); undefined when none is open. */
   dueAt(maxAgeMs: number): number | undefined;
   seal(): void;
 }
 
 /**
- * Seals each partition's open batch when it reaches its age, on time: one timeout, set for the earliest batch due
+ * Seals each partition's open batch when it is due (the end of its window, `batchWindowEnd`), on time: one timeout, set for the earliest batch due
  * and set again after it fires. The fixed tick it replaces (a quarter of the age, at most 1 s) sealed a batch up to
  * one tick late: at the 9 s default objects spanned 9–10 s, so objects per hour fell short of the age's and the
  * latency's tail grew by up to the tick (docs/audit-storage.md, "Object economy").
@@ -18,13 +18,13 @@ export class BatchAgeTimer {
   private stopped = false;
 
   constructor(
-    private readonly maxAgeMs: number,
+    readonly maxAgeMs: number,
     private readonly writers: () => Iterable<AgedBatches>,
   ) {}
 
-  /** A batch was opened at `openedAt` (its first record): it is due `maxAgeMs` later. */
-  opened(openedAt: number): void {
-    this.schedule(openedAt + this.maxAgeMs);
+  /** A batch was opened that is due at `at` (its writer's `dueAt`). */
+  due(at: number): void {
+    this.schedule(at);
   }
 
   stop(): void {

@@ -158,14 +158,9 @@ export class PartitionBatch {
     this.bytes += need;
   }
 
-  /** Whether size or count closes the batch (age is checked by the caller's timer). */
+  /** Whether size or count closes the batch (age is the writer's: `batchWindowEnd` from `openedAt`). */
   isFull(limits: { maxBytes: number; maxRecords: number }): boolean {
     return this.bytes >= limits.maxBytes || this.count >= limits.maxRecords;
-  }
-
-  /** When the batch reaches `maxAgeMs` since its first record (its caller's clock); undefined while empty. */
-  dueAt(maxAgeMs: number): number | undefined {
-    return this.count > 0 ? this.openedAt + maxAgeMs : undefined;
   }
 
   /** The batch's bytes, to be written later; its index fields are read then (`readIndexFields`). */

@@ -1,3 +1,4 @@
+import { batchWindowEnd } from "./batch-window.ts";
 import { QueueConsumerError } from "./errors.ts";
 import { type ClosedBatch, PartitionBatch } from "./partition-batch.ts";
 
@@ -59,9 +60,13 @@ export class PartitionWriter {
     return this.open.isFull(limits);
   }
 
-  /** When the open batch reaches `maxAgeMs`; undefined when none is open (or the partition was revoked). */
+  /**
+   * When the open batch is due: the end of its `maxAgeMs` window (`batchWindowEnd`); undefined when none is open
+   * (or the partition was revoked).
+   */
   dueAt(maxAgeMs: number): number | undefined {
-    return this.revoked ? undefined : this.open.dueAt(maxAgeMs);
+    if (this.revoked || this.open.size === 0) return undefined;
+    return batchWindowEnd(this.open.openedAt, maxAgeMs, this.partition);
   }
 
   /** Records in the open batch. */

@@ -3,7 +3,7 @@ import { gzip } from "node:zlib";
 import { PutObjectCommand, type S3Client, S3ServiceException } from "@aws-sdk/client-s3";
 import { QueueConsumerError } from "./errors.ts";
 import { objectKey } from "./object-key.ts";
-import type { SealedBatch } from "./partition-batch.ts";
+import type { ClosedBatch } from "./partition-batch.ts";
 
 const gzipAsync = promisify(gzip);
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -22,6 +22,8 @@ export interface WrittenObject {
   /** Bytes stored (compressed when gzip). */
   bytes: number;
   retainUntil: Date;
+  /** When S3 acknowledged the PUT: the moment the object is durable (the index's `objects.written_at`). */
+  writtenAt: Date;
 }
 
 /** Whether S3 may accept the same PUT later: throttling, server errors and network failures. */
@@ -59,8 +61,9 @@ export interface PutLimits {
 
 /**
  * PUTs one batch object under Object Lock COMPLIANCE (docs/audit-storage.md, "PUT"): retain-until = now +
- * retention days, `x-amz-checksum-crc32` (computed here, `crc32Checksum`), and the batch's offsets,
- * record count and time range as user metadata. Throws `QUEUE_CONSUMER_PUT_FAILED`, or `QUEUE_CONSUMER_PUT_TIMEOUT`
+ * retention days, `x-amz-checksum-crc32` (computed here, `crc32Checksum`), and the batch's offsets and record
+ * count as user metadata: nothing that needs the records read, so a closed batch is PUT at once (its index fields
+ * are read while, or after, it goes up). Throws `QUEUE_CONSUMER_PUT_FAILED`, or `QUEUE_CONSUMER_PUT_TIMEOUT`
  * (retriable) when S3 gave no whole answer within `limits.timeoutMs` of the request (a server that accepted the
  * connection and went silent): the PUT is aborted, so the writer's retry loop, not a hung socket, decides what
  * happens to the batch.
@@ -68,7 +71,7 @@ export interface PutLimits {
 export async function putBatchObject(
   s3: S3Client,
   settings: PutSettings,
-  batch: SealedBatch,
+  batch: ClosedBatch,
   now: Date = new Date(),
   limits: PutLimits = {},
 ): Promise<WrittenObject> {
@@ -94,8 +97,6 @@ export async function putBatchObject(
       "last-offset": batch.lastOffset.toString(),
       records: String(batch.records),
     };
-    if (batch.minTime !== undefined) metadata["min-time"] = batch.minTime;
-    if (batch.maxTime !== undefined) metadata["max-time"] = batch.maxTime;
     const answer = await s3.send(
       new PutObjectCommand({
         Bucket: settings.bucket,
@@ -119,7 +120,14 @@ export async function putBatchObject(
         { subject: key },
       );
     }
-    return { bucket: settings.bucket, key, versionId: answer.VersionId, bytes: body.length, retainUntil };
+    return {
+      bucket: settings.bucket,
+      key,
+      versionId: answer.VersionId,
+      bytes: body.length,
+      retainUntil,
+      writtenAt: new Date(),
+    };
   } catch (error) {
     if (error instanceof QueueConsumerError) throw error;
     const timedOut = timeout?.aborted === true && limits.signal?.aborted !== true;

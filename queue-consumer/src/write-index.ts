@@ -139,10 +139,11 @@ export async function writeBatchIndex(
     return await sql.begin(async (tx) => {
       const [row] = await tx`
         INSERT INTO ${table("objects")} (bucket, key, version_id, topic, partition, first_offset, last_offset,
-                                        records, bytes, min_time, max_time)
+                                        records, bytes, min_time, max_time, written_at)
         VALUES (${object.bucket}, ${object.key}, ${object.versionId}, ${batch.topic}, ${batch.partition},
                 ${batch.firstOffset.toString()}::bigint, ${batch.lastOffset.toString()}::bigint, ${batch.records},
-                ${object.bytes}, ${batch.minTime ?? null}::timestamptz, ${batch.maxTime ?? null}::timestamptz)
+                ${object.bytes}, ${batch.minTime ?? null}::timestamptz, ${batch.maxTime ?? null}::timestamptz,
+                ${object.writtenAt.toISOString()}::timestamptz)
         ON CONFLICT (bucket, key, version_id) DO UPDATE SET records = excluded.records
         RETURNING object_id::text AS object_id`;
       const objectId = BigInt((row as { object_id: string }).object_id);

@@ -21,7 +21,7 @@ class FakeWriter implements AgedBatches {
   open(timer: BatchAgeTimer, agoMs = 0): number {
     const openedAt = performance.now() - agoMs;
     this.openedAt = openedAt;
-    timer.opened(openedAt);
+    timer.due(openedAt + timer.maxAgeMs);
     return openedAt;
   }
 }

@@ -113,15 +113,15 @@ describe("PartitionBatch", () => {
     ]);
   });
 
-  test("closes by bytes, records and age", () => {
+  test("closes by bytes and records; keeps when its first record came (the age's start)", () => {
     const batch = new PartitionBatch("t", 0);
     batch.add(line("a"), 0n, 0, 1_000);
     expect(batch.isFull({ maxBytes: 10_000, maxRecords: 2 })).toBe(false);
     expect(batch.isFull({ maxBytes: 100, maxRecords: 2 })).toBe(true);
     batch.add(line("b"), 1n, 0, 1_500);
     expect(batch.isFull({ maxBytes: 10_000, maxRecords: 2 })).toBe(true);
-    expect(new PartitionBatch("t", 0).dueAt(1_000)).toBeUndefined();
-    expect(batch.dueAt(1_000)).toBe(2_000);
+    expect(new PartitionBatch("t", 0).openedAt).toBe(0);
+    expect(batch.openedAt).toBe(1_000);
   });
 });
 

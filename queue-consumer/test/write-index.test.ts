@@ -24,6 +24,7 @@ const object = (version: string, bytes = 100) => ({
   versionId: version,
   bytes,
   retainUntil: new Date(),
+  writtenAt: new Date(),
 });
 
 beforeAll(async () => {

@@ -5,8 +5,8 @@ const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
 
 /**
  * Reads what the consumer wrote into its index schema (docs/audit-storage.md, "Index"): an `objects` row per
- * durable object (its `written_at` is the start of the index transaction that follows the PUT, so it is the
- * moment the object was durable, to the millisecond) and an `events` row per stored event id.
+ * durable object (its `written_at` is when S3 acknowledged the PUT, on the writer's clock: the moment the object
+ * was durable, to the millisecond) and an `events` row per stored event id.
  */
 export class IndexReader {
   private readonly sql: SQL;

@@ -48,6 +48,7 @@ try {
       versionId: "v1",
       bytes: sealed.body.length,
       retainUntil: new Date(),
+      writtenAt: new Date(),
     });
     const seconds = (performance.now() - began) / 1000;
     rates.push(inserted / seconds);
