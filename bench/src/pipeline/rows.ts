@@ -106,7 +106,9 @@ export function benchRows(results: BenchResults): BenchRow[] {
       note: [late, lag].filter((n) => n !== undefined).join(", ") || undefined,
     });
     const objects =
-      run.objectsPerPartitionHour === undefined ? undefined : { value: run.objectsPerPartitionHour, unit: "obj/h" };
+      run.objectsPerPartitionHour === undefined
+        ? undefined
+        : { value: run.objectsPerPartitionHour, unit: "obj/h", digits: 1 };
     rows.push({
       section: "objects",
       measure: `objects per partition per hour, ${label}`,

@@ -4,6 +4,8 @@ import Table from "cli-table3";
 export interface Figure {
   value: number;
   unit: string;
+  /** Decimals to show, when the default rounding would hide what the goal compares (360.1 is above 360). */
+  digits?: number;
 }
 
 /** One row of the bench table: ours beside kcat (the limit) and rsyslog (the usual shipper), and the goal. */
@@ -32,7 +34,9 @@ export function formatNumber(value: number): string {
 }
 
 export function formatFigure(figure: Figure | undefined): string {
-  return figure === undefined ? "–" : `${formatNumber(figure.value)} ${figure.unit}`;
+  if (figure === undefined) return "–";
+  const number = figure.digits === undefined ? formatNumber(figure.value) : figure.value.toFixed(figure.digits);
+  return `${number} ${figure.unit}`;
 }
 
 function verdict(row: BenchRow): string {

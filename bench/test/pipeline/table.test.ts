@@ -1,5 +1,13 @@
 import { describe, expect, test } from "bun:test";
-import { atLeast, type BenchRow, formatNumber, renderMarkdown, renderTable, within } from "../../src/pipeline/table.ts";
+import {
+  atLeast,
+  type BenchRow,
+  formatFigure,
+  formatNumber,
+  renderMarkdown,
+  renderTable,
+  within,
+} from "../../src/pipeline/table.ts";
 
 const rows: BenchRow[] = [
   {
@@ -46,6 +54,11 @@ describe("bench table", () => {
 });
 
 describe("number formatting and goal checks", () => {
+  test("a figure with digits shows them (360.1 obj/h is above a 360 goal)", () => {
+    expect(formatFigure({ value: 360.06, unit: "obj/h", digits: 1 })).toBe("360.1 obj/h");
+    expect(formatFigure({ value: 360.06, unit: "obj/h" })).toBe("360 obj/h");
+  });
+
   test("formatNumber", () => {
     expect(formatNumber(1_234_567.8)).toBe("1,234,568");
     expect(formatNumber(123.4)).toBe("123");
