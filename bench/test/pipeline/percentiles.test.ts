@@ -31,6 +31,14 @@ describe("objectsPerHour", () => {
     expect(objectsPerHour([20_000, 0, 10_000])).toBe(360);
   });
 
+  test("the run's first and last objects (partial windows) are left out from four objects on", () => {
+    // Every 10 s, but the last (partial, smaller) object was durable 50 ms sooner after its close.
+    expect(objectsPerHour([0, 10_000, 20_000, 30_000, 39_950])).toBe(360);
+    // An extra object inside the run still counts.
+    expect(objectsPerHour([0, 10_000, 15_000, 20_000, 30_000])).toBe(720);
+    expect(objectsPerHour([0, 10_000, 19_950])).toBeCloseTo(360.9, 1);
+  });
+
   test("needs two objects over a positive span", () => {
     expect(objectsPerHour([])).toBeUndefined();
     expect(objectsPerHour([5])).toBeUndefined();
