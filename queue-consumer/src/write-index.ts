@@ -3,6 +3,7 @@ import { QueueConsumerError } from "./errors.ts";
 import type { IndexedEvent, SealedBatch } from "./partition-batch.ts";
 import { integerArrayLiteral, textArrayLiteral } from "./pg-array-literal.ts";
 import type { WrittenObject } from "./put-batch-object.ts";
+import { rollupColumns, rollups } from "./rollup-counts.ts";
 
 /** Events per INSERT statement: one huge statement grows slower than linearly (its CTEs spill to disk). */
 const EVENTS_PER_STATEMENT = 10_000;
@@ -13,8 +14,6 @@ const EVENTS_PER_STATEMENT = 10_000;
  */
 const UTC_ORIGIN = "0001-01-01T00:00:00Z";
 
-const MINUTE_MS = 60_000;
-const HOUR_MS = 3_600_000;
 const UNIQUE_VIOLATION = "23505";
 
 type TextColumn = "id" | "tenant_id" | "time" | "principal_id" | "action" | "result" | "resource";
@@ -45,41 +44,7 @@ function eventColumns(
 }
 
 /**
- * The chunk's counts per (tenant, UTC bin of `binMs`, principal, action, result), as `unnest` columns: what the
- * statement of the duplicate path computes with `date_bin` (bins from the UTC epoch; timestamps have no leap
- * seconds, so a minute or an hour from 1970 is one from year 1).
- */
-export function rollup(
-  chunk: readonly IndexedEvent[],
-  binMs: number,
-  backslashes: boolean,
-): Record<"tenant_id" | "bin" | "principal_id" | "action" | "result" | "n", string> {
-  const groups = new Map<string, { event: IndexedEvent; bin: number; n: number }>();
-  for (const event of chunk) {
-    const bin = Math.floor(event.timeMs / binMs) * binMs;
-    // \u0000 cannot occur in an index string (indexFields), so it separates the parts unambiguously.
-    const key = `${event.tenant_id}\u0000${bin}\u0000${event.principal_id}\u0000${event.action}\u0000${event.result}`;
-    const group = groups.get(key);
-    if (group) group.n += 1;
-    else groups.set(key, { event, bin, n: 1 });
-  }
-  const rows = [...groups.values()];
-  const text = (pick: (row: (typeof rows)[number]) => string) => textArrayLiteral(rows.map(pick), backslashes);
-  return {
-    tenant_id: text((row) => row.event.tenant_id),
-    bin: textArrayLiteral(
-      rows.map((row) => new Date(row.bin).toISOString()),
-      false,
-    ),
-    principal_id: text((row) => row.event.principal_id),
-    action: text((row) => row.event.action),
-    result: text((row) => row.event.result),
-    n: integerArrayLiteral(rows.map((row) => row.n)),
-  };
-}
-
-/**
- * Whether `rollup` bins this event as PostgreSQL would: `Date.parse` truncates to the millisecond, PostgreSQL rounds
+ * Whether `rollups` bins this event as PostgreSQL would: `Date.parse` truncates to the millisecond, PostgreSQL rounds
  * to the microsecond, so only a time with more than six fractional digits can land in another bin there (…59.9999995
  * rounds up to the next minute). Such a chunk is counted by PostgreSQL itself (the duplicate path's statement).
  */
@@ -174,8 +139,9 @@ export async function writeBatchIndex(
               throw error;
             }));
         if (plain) {
-          const minutes = rollup(chunk, MINUTE_MS, batch.backslashes);
-          const hours = rollup(chunk, HOUR_MS, batch.backslashes);
+          const counted = rollups(chunk);
+          const minutes = rollupColumns(counted.minutes, batch.backslashes);
+          const hours = rollupColumns(counted.hours, batch.backslashes);
           await tx`
             WITH rolled AS (
               INSERT INTO ${table("counts")} AS c (tenant_id, minute, principal_id, action, result, n)
