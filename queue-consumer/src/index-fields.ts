@@ -1,4 +1,5 @@
 import { newScanResult, recordTimeMs, SCANNED_FIELD, scanRecord } from "@svc/audit-record";
+import { RepeatedStrings } from "./repeated-strings.ts";
 
 /** The fields of one line that the index keeps (docs/audit-storage.md, "Index"). */
 export interface IndexFields {
@@ -17,6 +18,7 @@ const { id: ID, time: TIME, tenant_id: TENANT, claimed_tenant_id: CLAIMED } = SC
 const { principal_id: PRINCIPAL, action: ACTION, result: RESULT, resource: RESOURCE } = SCANNED_FIELD;
 const scanned = newScanResult();
 const anyName = () => true;
+const repeated = new RepeatedStrings();
 
 /** PostgreSQL text cannot hold U+0000: such a character is stored as U+FFFD in the index (the object keeps it). */
 function text(value: unknown): string {
@@ -41,17 +43,18 @@ function scannedFields(line: Buffer): IndexFields | undefined {
   if (!scanRecord(line, scanned, anyName)) return undefined;
   const { start, end } = scanned;
   const field = (f: number) => line.toString("latin1", start[f], end[f]);
+  const common = (f: number) => repeated.get(line, start[f] as number, end[f] as number);
   const time = field(TIME);
   const timeMs = recordTimeMs(time);
   if (timeMs === undefined) return undefined;
   return {
     id: field(ID),
-    tenant_id: field(TENANT) || field(CLAIMED),
+    tenant_id: common(TENANT) || common(CLAIMED),
     time,
     timeMs,
-    principal_id: field(PRINCIPAL),
-    action: field(ACTION),
-    result: field(RESULT),
+    principal_id: common(PRINCIPAL),
+    action: common(ACTION),
+    result: common(RESULT),
     resource: field(RESOURCE),
   };
 }
