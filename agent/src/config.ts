@@ -44,7 +44,7 @@ export const AgentEnvSchema = Type.Object({
     default: 4,
     description: "batches sent to Kafka at once (at most 5: the idempotent producer's limit)",
   }),
-  SVC_AGENT_LINGER_MS: integer({ minimum: 0, maximum: 10_000, default: 20, description: "batch age" }),
+  SVC_AGENT_LINGER_MS: integer({ minimum: 0, maximum: 10_000, default: 5, description: "batch age" }),
   // 4 MiB covers every batch in flight (5 × 768 KiB at most) and one more being filled; more only holds lines (and
   // the client's copies of them) in memory longer: 16 MiB cost about 60 MiB of peak RSS and more CPU (collection).
   SVC_AGENT_MAX_IN_FLIGHT_BYTES: integer({
