@@ -1,6 +1,7 @@
 import { expect, test } from "bun:test";
 import {
   DeleteObjectCommand,
+  GetBucketLifecycleConfigurationCommand,
   GetObjectLockConfigurationCommand,
   GetObjectRetentionCommand,
   HeadObjectCommand,
@@ -23,6 +24,19 @@ test("the stack's audit buckets exist with Object Lock and COMPLIANCE default re
     const lock = await s3.send(new GetObjectLockConfigurationCommand({ Bucket: bucket }));
     expect(lock.ObjectLockConfiguration?.ObjectLockEnabled).toBe("Enabled");
     expect(lock.ObjectLockConfiguration?.Rule?.DefaultRetention?.Mode).toBe("COMPLIANCE");
+  }
+});
+
+test("the stack's buckets expire objects a day after their retention (the benches' objects do not stay for good)", async () => {
+  for (const bucket of ["svc-audit", "svc-kms-audit"]) {
+    const lock = await s3.send(new GetObjectLockConfigurationCommand({ Bucket: bucket }));
+    const days = lock.ObjectLockConfiguration?.Rule?.DefaultRetention?.Days ?? 0;
+    expect(days).toBeGreaterThan(0);
+    const lifecycle = await s3.send(new GetBucketLifecycleConfigurationCommand({ Bucket: bucket }));
+    const rule = lifecycle.Rules?.find((r) => r.ID === "svc-stack-expire-after-retention");
+    expect(rule?.Status).toBe("Enabled");
+    expect(rule?.Expiration?.Days).toBe(days + 1);
+    expect(rule?.NoncurrentVersionExpiration?.NoncurrentDays).toBe(1);
   }
 });
 

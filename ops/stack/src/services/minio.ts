@@ -4,6 +4,7 @@ import {
   CreateBucketCommand,
   GetObjectLockConfigurationCommand,
   HeadBucketCommand,
+  PutBucketLifecycleConfigurationCommand,
   PutObjectLockConfigurationCommand,
   S3Client,
 } from "@aws-sdk/client-s3";
@@ -44,6 +45,7 @@ async function ensureLockedBucket(s3: S3Client, bucket: string, days: number): P
       "minio",
     );
   }
+  await s3.send(new PutBucketLifecycleConfigurationCommand(stackLifecycle(bucket, days)));
   const rule = current.ObjectLockConfiguration.Rule?.DefaultRetention;
   if (rule?.Mode === "COMPLIANCE" && rule.Days === days) return;
   await s3.send(
@@ -55,6 +57,29 @@ async function ensureLockedBucket(s3: S3Client, bucket: string, days: number): P
       },
     }),
   );
+}
+
+/**
+ * The local stack's buckets expire what they hold a day after its retention: MinIO's lifecycle removes no version
+ * before its retain-until date, and nothing else ever can under COMPLIANCE. Without it the benches' objects (about
+ * 2.5 GB per `bench:pipeline` run) stayed for good and filled the disk (60 GB on 2026-11-26). Production buckets and
+ * their lifecycle are the operator's (docs/audit-storage.md).
+ */
+export function stackLifecycle(bucket: string, retentionDays: number) {
+  return {
+    Bucket: bucket,
+    LifecycleConfiguration: {
+      Rules: [
+        {
+          ID: "svc-stack-expire-after-retention",
+          Status: "Enabled" as const,
+          Filter: { Prefix: "" },
+          Expiration: { Days: retentionDays + 1 },
+          NoncurrentVersionExpiration: { NoncurrentDays: 1 },
+        },
+      ],
+    },
+  };
 }
 
 export const minio: StackService = {
