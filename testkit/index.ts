@@ -12,6 +12,7 @@ export { describeWithServers, serversAllowed } from "./src/describe-with-servers
 export { rejectionOf, thrownBy } from "./src/errors.ts";
 export { hangUpListener } from "./src/hang-up-listener.ts";
 export { createTestNamespace, type TestNamespace } from "./src/kube-namespace.ts";
+export { mutatedLines } from "./src/mutated-lines.ts";
 export { bucketPrefix, leaseName, randomName, realmUserName, topicName } from "./src/names.ts";
 export { type PrivateServers, startPrivateServers } from "./src/private-servers.ts";
 export { type PrivateStack, preparePrivateStack } from "./src/private-stack.ts";

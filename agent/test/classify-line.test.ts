@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { newScanResult, parseRecordLine, scanRecord } from "@svc/audit-record";
+import { mutatedLines } from "@svc/testkit";
 import { classifyLine } from "../src/classify-line.ts";
 import { auditRecord } from "./support/records.ts";
 
@@ -52,31 +53,10 @@ describe("classifyLine's fast path agrees with the schema", () => {
   });
 
   test("20,000 mutated lines: never a record the schema refuses, keys as the slow path's", () => {
-    // Deterministic: mulberry32, seeded.
-    let seed = 7;
-    const random = (n: number) => {
-      seed = (seed + 0x6d2b79f5) | 0;
-      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-      return Math.floor((((t ^ (t >>> 14)) >>> 0) / 2 ** 32) * n);
-    };
-    const alphabet = Buffer.from('{}[]":,.-+0123456789eE \t\\/ux"a');
     let accepted = 0;
     let agreed = 0;
     let fast = 0;
-    for (let i = 0; i < 20_000; i += 1) {
-      const bytes = Buffer.from(lines[random(lines.length)] as string);
-      let mutated: Buffer = bytes;
-      for (let m = 0, count = random(3); m < count; m += 1) {
-        const at = random(mutated.length + 1);
-        const op = random(3);
-        const byte = random(4) === 0 ? random(256) : (alphabet[random(alphabet.length)] as number);
-        if (op === 0) mutated = Buffer.concat([mutated.subarray(0, at), mutated.subarray(at + 1)]);
-        else if (op === 1)
-          mutated = Buffer.concat([mutated.subarray(0, at), Buffer.from([byte]), mutated.subarray(at)]);
-        else if (at < mutated.length)
-          mutated = Buffer.concat([mutated.subarray(0, at), Buffer.from([byte]), mutated.subarray(at + 1)]);
-      }
+    for (const mutated of mutatedLines(lines, 20_000, 7)) {
       const expected = reference(mutated);
       const got = classify(mutated);
       if (scanRecord(mutated, newScanResult(), anyName)) fast += 1;

@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { mutatedLines } from "@svc/testkit";
 import { type AuditRecord, newScanResult, parseRecordLine, recordTimeMs, SCANNED_FIELD, scanRecord } from "../index.ts";
 
 const anyName = () => true;
@@ -95,31 +96,11 @@ describe("scanRecord", () => {
     expect(names).toEqual(["note", "client_ip"]);
   });
   test("20,000 mutated lines: never accepts what the schema refuses; the fields located are the parsed ones", () => {
-    // Deterministic: mulberry32, seeded.
-    let seed = 11;
-    const random = (n: number) => {
-      seed = (seed + 0x6d2b79f5) | 0;
-      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-      return Math.floor((((t ^ (t >>> 14)) >>> 0) / 2 ** 32) * n);
-    };
     const lines = [valid, JSON.stringify({ ...base(), tenant_id: "" }), JSON.stringify({ ...base(), resource: "" })];
-    const alphabet = Buffer.from('{}[]":,.-+0123456789eE \t\\/ux"a');
     let accepted = 0;
     let refused = 0;
     let schemaValid = 0;
-    for (let i = 0; i < 20_000; i += 1) {
-      let mutated = Buffer.from(lines[random(lines.length)] as string);
-      for (let m = 0, count = random(3); m < count; m += 1) {
-        const at = random(mutated.length + 1);
-        const byte = random(4) === 0 ? random(256) : (alphabet[random(alphabet.length)] as number);
-        const op = random(3);
-        if (op === 0) mutated = Buffer.concat([mutated.subarray(0, at), mutated.subarray(at + 1)]);
-        else if (op === 1)
-          mutated = Buffer.concat([mutated.subarray(0, at), Buffer.from([byte]), mutated.subarray(at)]);
-        else if (at < mutated.length)
-          mutated = Buffer.concat([mutated.subarray(0, at), Buffer.from([byte]), mutated.subarray(at + 1)]);
-      }
+    for (const mutated of mutatedLines(lines, 20_000, 11)) {
       const fields = located(mutated);
       if (fields === undefined) {
         refused += 1;
