@@ -86,9 +86,10 @@ function canRetryIndex(error: unknown): boolean {
 
 /**
  * Indexes one written batch in one transaction (docs/audit-storage.md, "Write, per batch, after the PUT"):
- * the `objects` row; the event rows in bulk (`unnest` of column arrays) with `ON CONFLICT (tenant_id, time, id) DO NOTHING`, so an
- * event indexed before keeps its first (object, byte range); the `counts` (minute) and `counts_hour` rollups of exactly
- * the rows inserted, in the same statement; and
+ * the `objects` row (`written_at` = the PUT's acknowledgement); the event rows in bulk (`unnest` of column arrays),
+ * by a plain INSERT with the writer's own rollups, or — on a duplicate, or a time PostgreSQL would bin otherwise —
+ * with `ON CONFLICT (tenant_id, time, id) DO NOTHING`, so an event indexed before keeps its first (object, byte
+ * range), and the `counts` (minute) and `counts_hour` rollups of exactly the rows inserted; and
  * `marks.indexed_through` (never lowered: a former owner of the partition may finish a batch after the new one).
  * Run again for the same object version, it inserts nothing new. Throws `QUEUE_CONSUMER_INDEX_FAILED`.
  */
