@@ -8,6 +8,7 @@ import {
   scanRecord,
   validateRecord,
 } from "@svc/audit-record";
+import { ByteSlots } from "@svc/common";
 import { surelyValidRecord } from "./fast-record-check.ts";
 import type { SourceLine } from "./split-lines.ts";
 
@@ -83,8 +84,7 @@ function sameBytes(b: Uint8Array, start: number, end: number, other: Uint8Array)
 // not sensitive, the tenants' keys (a small table by a hash of the bytes), the last `time`.
 const plainNames: Buffer[] = [];
 const PLAIN_NAMES_LIMIT = 64;
-const TENANT_SLOTS = 256;
-const tenantSlots: ({ bytes: Buffer; key: TenantKey } | undefined)[] = new Array(TENANT_SLOTS);
+const tenantSlots = new ByteSlots<TenantKey | undefined>(256);
 
 function plainAttributeName(b: Uint8Array, start: number, end: number): boolean {
   for (const name of plainNames) if (sameBytes(b, start, end, name)) return true;
@@ -93,16 +93,8 @@ function plainAttributeName(b: Uint8Array, start: number, end: number): boolean 
   return true;
 }
 
-function scannedKey(b: Uint8Array, start: number, end: number): TenantKey | undefined {
-  if (end === start) return undefined;
-  const slot =
-    (((end - start) * 31 + (b[start] as number) * 7 + (b[end - 1] as number)) ^ (b[(start + end) >> 1] as number)) &
-    (TENANT_SLOTS - 1);
-  const cached = tenantSlots[slot];
-  if (cached && sameBytes(b, start, end, cached.bytes)) return cached.key;
-  const key = keyOf(latin1(b, start, end));
-  if (key) tenantSlots[slot] = { bytes: key.key, key };
-  return key;
+function scannedKey(b: Buffer, start: number, end: number): TenantKey | undefined {
+  return end === start ? undefined : tenantSlots.get(b, start, end, keyOf);
 }
 
 // Records written close together share their `time` (ms resolution): the last well-formed one is kept.

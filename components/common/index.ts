@@ -1,4 +1,5 @@
 export { backoffMs } from "./src/backoff.ts";
+export { ByteSlots } from "./src/byte-slots.ts";
 export { ExpiringLru, type ExpiringLruOptions } from "./src/expiring-lru.ts";
 export { bindGrpcServer, stopGrpcServer } from "./src/grpc-server.ts";
 export {

@@ -1,5 +1,5 @@
 import { newScanResult, recordTimeMs, SCANNED_FIELD, scanRecord } from "@svc/audit-record";
-import { RepeatedStrings } from "./repeated-strings.ts";
+import { ByteSlots } from "@svc/common";
 
 /** The fields of one line that the index keeps (docs/audit-storage.md, "Index"). */
 export interface IndexFields {
@@ -18,7 +18,12 @@ const { id: ID, time: TIME, tenant_id: TENANT, claimed_tenant_id: CLAIMED } = SC
 const { principal_id: PRINCIPAL, action: ACTION, result: RESULT, resource: RESOURCE } = SCANNED_FIELD;
 const scanned = newScanResult();
 const anyName = () => true;
-const repeated = new RepeatedStrings();
+/**
+ * Tenants, principals, actions and results repeat record after record: one string per distinct value, whose hash is
+ * computed once, so the rollups' maps (`rollup-counts.ts`) do not hash a fresh string per event.
+ */
+const repeated = new ByteSlots<string>(4096);
+const asIs = (text: string) => text;
 
 /** PostgreSQL text cannot hold U+0000: such a character is stored as U+FFFD in the index (the object keeps it). */
 function text(value: unknown): string {
@@ -43,7 +48,7 @@ function scannedFields(line: Buffer): IndexFields | undefined {
   if (!scanRecord(line, scanned, anyName)) return undefined;
   const { start, end } = scanned;
   const field = (f: number) => line.toString("latin1", start[f], end[f]);
-  const common = (f: number) => repeated.get(line, start[f] as number, end[f] as number);
+  const common = (f: number) => repeated.get(line, start[f] as number, end[f] as number, asIs);
   const time = field(TIME);
   const timeMs = recordTimeMs(time);
   if (timeMs === undefined) return undefined;
