@@ -1,4 +1,4 @@
-import { Producer } from "@platformatic/kafka";
+import { Producer } from "@platformatic/kafka/clients/producer";
 import { serveMetrics } from "@svc/common";
 import pino, { type Logger } from "pino";
 import { AgentMetrics } from "./agent-metrics.ts";

@@ -1,4 +1,4 @@
-import { defaultPartitioner } from "@platformatic/kafka";
+import { defaultPartitioner } from "@platformatic/kafka/clients/producer";
 import {
   type AuditRecord,
   isSensitiveAttribute,

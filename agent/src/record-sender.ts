@@ -1,14 +1,9 @@
-import {
-  type Broker,
-  type ClusterMetadata,
-  type Connection,
-  ConnectionPool,
-  type Producer,
-  type ProducerInfo,
-  ProtocolError,
-  produceV9,
-  Writer,
-} from "@platformatic/kafka";
+import type { ClusterMetadata } from "@platformatic/kafka";
+import { produceV9 } from "@platformatic/kafka/apis/producer";
+import type { Producer, ProducerInfo } from "@platformatic/kafka/clients/producer";
+import { ProtocolError } from "@platformatic/kafka/errors";
+import { type Broker, type Connection, ConnectionPool } from "@platformatic/kafka/network";
+import { Writer } from "@platformatic/kafka/protocol";
 import { BatchSlabs, type Slab } from "./batch-slabs.ts";
 import { encodeRecordBatch, recordCount, stampRecordBatch } from "./record-batch.ts";
 import type { KafkaMessage } from "./ship-batches.ts";

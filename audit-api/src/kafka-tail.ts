@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { Consumer, type MessagesStream } from "@platformatic/kafka";
+import { Consumer, type MessagesStream } from "@platformatic/kafka/clients/consumer";
 import { backoffMs } from "@svc/common";
 import type { SQL } from "bun";
 import type { Logger } from "pino";

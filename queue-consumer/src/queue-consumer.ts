@@ -1,6 +1,7 @@
 import { EventEmitter } from "node:events";
 import { S3Client } from "@aws-sdk/client-s3";
-import { Consumer, type Message, type MessagesStream } from "@platformatic/kafka";
+import type { Message } from "@platformatic/kafka";
+import { Consumer, type MessagesStream } from "@platformatic/kafka/clients/consumer";
 import { type MetricsServer, serveMetrics } from "@svc/common";
 import { SQL } from "bun";
 import pino, { type Logger } from "pino";
