@@ -1,5 +1,4 @@
 import { EventEmitter } from "node:events";
-import { S3Client } from "@aws-sdk/client-s3";
 import type { Message } from "@platformatic/kafka";
 import { Consumer, type MessagesStream } from "@platformatic/kafka/clients/consumer";
 import { type MetricsServer, serveMetrics } from "@svc/common";
@@ -15,6 +14,7 @@ import { type ClosedBatch, readIndexFields } from "./partition-batch.ts";
 import { PartitionWriter } from "./partition-writer.ts";
 import { putBatchObject, type WrittenObject } from "./put-batch-object.ts";
 import { retryWithBackoff } from "./retry-with-backoff.ts";
+import { writerS3Client } from "./s3-client.ts";
 import { writeBatchIndex } from "./write-index.ts";
 import { writeSlots } from "./write-slots.ts";
 
@@ -103,14 +103,7 @@ export async function startConsumer(
     await sql.close();
     throw error;
   }
-  const s3 = new S3Client({
-    endpoint: config.s3.endpoint,
-    region: config.s3.region,
-    credentials: config.s3.credentials,
-    forcePathStyle: config.s3.forcePathStyle,
-    // Our own loop retries (with backoff, nothing committed meanwhile); the SDK's would hide the failures.
-    maxAttempts: 1,
-  });
+  const s3 = writerS3Client(config.s3);
 
   const writers = new Map<number, PartitionWriter>();
   const ageTimer = new BatchAgeTimer(config.batch.maxAgeMs, () => writers.values());

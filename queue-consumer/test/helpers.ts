@@ -3,6 +3,7 @@ import { Admin, Producer } from "@platformatic/kafka";
 import { bucketPrefix, randomName, stackEnv, topicName, waitFor } from "@svc/testkit";
 import type { SQL } from "bun";
 import { parseQueueConsumerConfig, type QueueConsumerConfig } from "../index.ts";
+import { writerS3Client } from "../src/s3-client.ts";
 
 /** Stack addresses as the consumer's env variables (the dev stack's, or a private one's `overrides`). */
 export interface Addresses {
@@ -167,6 +168,19 @@ export class TestProducer {
 
 export function s3Client(addresses: Addresses): S3Client {
   return new S3Client({
+    endpoint: addresses.s3Endpoint,
+    region: addresses.s3Region,
+    credentials: { accessKeyId: addresses.s3AccessKey, secretAccessKey: addresses.s3SecretKey },
+    forcePathStyle: true,
+  });
+}
+
+/**
+ * The writer's own S3 client (`writerS3Client`: `fetch`, no SDK retries) on the stack's MinIO, for its PUTs. Reads go
+ * through `s3Client`: `fetch` decodes a gzip object's body, which the SDK's response checksum then refuses.
+ */
+export function writerClient(addresses: Addresses): S3Client {
+  return writerS3Client({
     endpoint: addresses.s3Endpoint,
     region: addresses.s3Region,
     credentials: { accessKeyId: addresses.s3AccessKey, secretAccessKey: addresses.s3SecretKey },
