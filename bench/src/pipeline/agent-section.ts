@@ -1,14 +1,14 @@
 import { join } from "node:path";
 import type { BenchContext } from "./context.ts";
 import { waitForCount } from "./context.ts";
-import type { BenchResults } from "./results.ts";
+import type { ThroughputRound } from "./results.ts";
 import { spawnAgent } from "./services.ts";
 
 /**
  * The agent alone: the run's file into a fresh topic, timed from spawn until the topic holds every record (the
  * same measure as rsyslog's). Returns the topic, which the consumer row then reads.
  */
-export async function runAgentAlone(ctx: BenchContext, results: BenchResults): Promise<string> {
+export async function runAgentAlone(ctx: BenchContext, results: ThroughputRound): Promise<string> {
   const n = ctx.args.records;
   const topic = await ctx.topics.create(ctx.name("agent"));
   const dlqTopic = await ctx.topics.create(`${topic}.dlq`, 1);

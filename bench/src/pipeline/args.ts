@@ -14,6 +14,12 @@ export interface BenchArgs {
   /** Batch ages of the consumer for the latency rows (ms); the first is used for every rate, the rest at 10k/s. */
   batchAges: number[];
   sections: Section[];
+  /**
+   * Rounds of the throughput rows (peers, agent, consumer), one after another in the same run: each row shows the
+   * median round with the range beside it. One run of each varies by ±30 % on a 2-core machine (kcat -P alone from
+   * 290k to 900k records/s), so a single pair is no comparison.
+   */
+  rounds: number;
   quick: boolean;
   json: boolean;
   /** Skip `apt-get install` of missing peers (fail instead). */
@@ -21,7 +27,8 @@ export interface BenchArgs {
 }
 
 export const USAGE = `usage: bun run bench:pipeline [--records N] [--rates 1000,10000,50000] [--seconds S]
-       [--batch-ages 9000,10000,10010] [--only peers,agent,consumer,e2e,latency] [--quick] [--json] [--no-install]`;
+       [--batch-ages 9000,10000,10010] [--rounds 3] [--only peers,agent,consumer,e2e,latency] [--quick] [--json]
+       [--no-install]`;
 
 function positiveInteger(flag: string, text: string): number {
   const cleaned = text.replace(/_/g, "");
@@ -48,8 +55,8 @@ function list(values: readonly string[]): string[] {
 }
 
 /**
- * The bench's flags. `--quick` shrinks the defaults (200k records, 20 s per rate, rates 1k and 10k) for a smoke
- * run; an explicit flag still wins. Throws `BENCH_ARGS_INVALID` naming the flag.
+ * The bench's flags. `--quick` shrinks the defaults (200k records, 20 s per rate, rates 1k and 10k, one round) for
+ * a smoke run; an explicit flag still wins. Throws `BENCH_ARGS_INVALID` naming the flag.
  */
 export function parseBenchArgs(argv: readonly string[]): BenchArgs {
   let parsed: ReturnType<typeof parse>;
@@ -76,6 +83,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
     seconds: values.seconds === undefined ? (quick ? 20 : 60) : positiveInteger("seconds", values.seconds),
     batchAges: ages.length > 0 ? ages : [9_000, 10_000, 10_010],
     sections: sections.length > 0 ? (sections as Section[]) : [...SECTIONS],
+    rounds: values.rounds === undefined ? (quick ? 1 : 3) : positiveInteger("rounds", values.rounds),
     quick,
     json: values.json === true,
     noInstall: values["no-install"] === true,
@@ -92,6 +100,7 @@ function parse(argv: readonly string[]) {
       rates: { type: "string", multiple: true },
       seconds: { type: "string" },
       "batch-ages": { type: "string", multiple: true },
+      rounds: { type: "string" },
       only: { type: "string", multiple: true },
       quick: { type: "boolean" },
       json: { type: "boolean" },

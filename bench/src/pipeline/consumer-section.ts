@@ -1,7 +1,7 @@
 import type { BenchContext } from "./context.ts";
 import { waitForCount } from "./context.ts";
 import { IndexReader } from "./index-reader.ts";
-import type { BenchResults } from "./results.ts";
+import type { ThroughputRound } from "./results.ts";
 import { spawnConsumer } from "./services.ts";
 
 /** Batch age of the throughput rows: short, so the last partial batches do not wait 9 s at the end of the count. */
@@ -34,7 +34,7 @@ export function consumerSettings(
  * The consumer alone: a topic that already holds every record (the agent's, same keys as production) into S3
  * objects and the index, timed from spawn until the objects hold every record; the index's distinct ids confirm.
  */
-export async function runConsumerAlone(ctx: BenchContext, results: BenchResults, topic: string): Promise<void> {
+export async function runConsumerAlone(ctx: BenchContext, results: ThroughputRound, topic: string): Promise<void> {
   const n = ctx.args.records;
   const settings = consumerSettings(ctx, topic, "consumer", THROUGHPUT_BATCH_AGE_MS);
   const index = new IndexReader(ctx.stack.postgresUrl, settings.indexSchema);

@@ -14,12 +14,14 @@ import { RECORD_BYTES } from "./generate-records.ts";
 import { runLatencies } from "./latency-section.ts";
 import { runPeers } from "./peers-section.ts";
 import { writeRecordFile } from "./record-file.ts";
-import type { BenchResults } from "./results.ts";
+import type { BenchResults, ThroughputRound } from "./results.ts";
+import { medianRound, roundContext } from "./rounds.ts";
 import { benchRows } from "./rows.ts";
 import { servicesPresent } from "./services.ts";
 import { renderTable } from "./table.ts";
 
-// bun run bench:pipeline [--records N] [--rates 1000,10000,50000] [--seconds S] [--only <section>] [--quick] [--json]
+// bun run bench:pipeline [--records N] [--rates 1000,10000,50000] [--seconds S] [--rounds N] [--only <section>]
+//   [--quick] [--json]
 let args: ReturnType<typeof parseBenchArgs>;
 try {
   args = parseBenchArgs(Bun.argv.slice(2));
@@ -45,8 +47,10 @@ const results: BenchResults = {
     rates: args.rates,
     seconds: args.seconds,
     batchAges: args.batchAges,
+    rounds: args.rounds,
     machine: { cpus: cpus().length, memoryGiB: Math.round(totalmem() / 2 ** 30) },
   },
+  rounds: [],
   latency: [],
   skipped: [],
 };
@@ -89,21 +93,29 @@ try {
   results.workload.bytes = ctx.fileBytes;
   progress.done(`workload: ${args.records} records, ${(ctx.fileBytes / 1e6).toFixed(1)} MB in ${file}`);
 
-  if (wants("peers")) await step("peers", undefined, () => runPeers(ctx, results));
-  let agentTopic: string | undefined;
-  if (wants("agent")) {
-    await step("agent", present.agent ? undefined : "agent/src/main.ts not there yet", async () => {
-      agentTopic = await runAgentAlone(ctx, results);
-    });
+  const throughput = wants("peers") || wants("agent") || wants("consumer");
+  for (let round = 1; throughput && round <= args.rounds; round += 1) {
+    const figures: ThroughputRound = {};
+    const roundCtx = roundContext(ctx, round);
+    const label = (section: string) => (args.rounds > 1 ? `${section} (round ${round})` : section);
+    if (wants("peers")) await step(label("peers"), undefined, () => runPeers(roundCtx, figures));
+    let agentTopic: string | undefined;
+    if (wants("agent")) {
+      await step(label("agent"), present.agent ? undefined : "agent/src/main.ts not there yet", async () => {
+        agentTopic = await runAgentAlone(roundCtx, figures);
+      });
+    }
+    if (wants("consumer")) {
+      const missing = !present.consumer
+        ? "queue-consumer/src/main.ts not there yet"
+        : agentTopic === undefined
+          ? "needs the agent row's topic (run with the agent section)"
+          : undefined;
+      await step(label("consumer"), missing, () => runConsumerAlone(roundCtx, figures, agentTopic ?? ""));
+    }
+    results.rounds.push(figures);
   }
-  if (wants("consumer")) {
-    const missing = !present.consumer
-      ? "queue-consumer/src/main.ts not there yet"
-      : agentTopic === undefined
-        ? "needs the agent row's topic (run with the agent section)"
-        : undefined;
-    await step("consumer", missing, () => runConsumerAlone(ctx, results, agentTopic ?? ""));
-  }
+  Object.assign(results, medianRound(results.rounds));
   const bothMissing = !present.agent || !present.consumer ? "agent or consumer not there yet" : undefined;
   if (wants("e2e")) await step("e2e", bothMissing, () => runEndToEnd(ctx, results));
   if (wants("latency")) await step("latency", bothMissing, () => runLatencies(ctx, results));
@@ -127,6 +139,7 @@ if (args.json) {
   process.stdout.write(
     `workload: ${w.records.toLocaleString("en-US")} records × ~${w.recordBytes} B (${(w.bytes / 1e6).toFixed(0)} MB), ` +
       `${w.partitions} partitions, rates ${w.rates.join("/")}/s for ${w.seconds} s, batch ages ${w.batchAges.join("/")} ms, ` +
+      `${w.rounds} throughput round${w.rounds === 1 ? "" : "s"} (median shown, range in brackets), ` +
       `${w.machine.cpus} CPUs\n${renderTable(rows)}\n`,
   );
   for (const skip of results.skipped) process.stdout.write(`not measured: ${skip.section}: ${skip.reason}\n`);

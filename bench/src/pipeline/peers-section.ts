@@ -2,10 +2,10 @@ import { join } from "node:path";
 import { BenchError } from "../errors.ts";
 import type { BenchContext } from "./context.ts";
 import { kcatConsume, kcatProduce, rsyslogShip } from "./peer-baselines.ts";
-import type { BenchResults } from "./results.ts";
+import type { ThroughputRound } from "./results.ts";
 
 /** kcat -P, kcat -C and rsyslog imfile → omkafka on the run's file, each into a fresh 6-partition topic. */
-export async function runPeers(ctx: BenchContext, results: BenchResults): Promise<void> {
+export async function runPeers(ctx: BenchContext, results: ThroughputRound): Promise<void> {
   const tools = ctx.tools;
   if (!tools) throw new BenchError("BENCH_PEER_MISSING", "the peer tools were not prepared");
   const n = ctx.args.records;

@@ -31,7 +31,18 @@ export interface LatencyFigures {
   writerMaxLagMs: number;
 }
 
-export interface BenchResults {
+/** The throughput figures of one round (`--rounds`): each tool on the same file, one after another. */
+export interface ThroughputRound {
+  kcatProduce?: ShipFigures;
+  kcatConsume?: ShipFigures;
+  rsyslog?: ShipFigures;
+  agent?: ShipFigures;
+  consumer?: ShipFigures;
+}
+
+export const THROUGHPUT_MEASURES = ["kcatProduce", "kcatConsume", "rsyslog", "agent", "consumer"] as const;
+
+export interface BenchResults extends ThroughputRound {
   startedAt: string;
   workload: {
     records: number;
@@ -41,13 +52,11 @@ export interface BenchResults {
     rates: number[];
     seconds: number;
     batchAges: number[];
+    rounds: number;
     machine: { cpus: number; memoryGiB: number };
   };
-  kcatProduce?: ShipFigures;
-  kcatConsume?: ShipFigures;
-  rsyslog?: ShipFigures;
-  agent?: ShipFigures;
-  consumer?: ShipFigures;
+  /** Every round, in order; the fields above hold each measure's median round (`medianRound`). */
+  rounds: ThroughputRound[];
   endToEnd?: EndToEndFigures;
   latency: LatencyFigures[];
   /** Sections not run, and why (a service not built yet, a failure). */

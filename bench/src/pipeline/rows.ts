@@ -1,17 +1,21 @@
 import { ratePerSecond } from "./percentiles.ts";
-import type { BenchResults, ShipFigures } from "./results.ts";
+import type { BenchResults, ShipFigures, ThroughputRound } from "./results.ts";
+import { roundRange } from "./rounds.ts";
 import { atLeast, type BenchRow, type Figure, within } from "./table.ts";
 
 const MiB = 1024 * 1024;
+type Measure = keyof ThroughputRound;
 
-const recordsPerSecond = (f: ShipFigures | undefined): Figure | undefined =>
-  f && { value: ratePerSecond(f.records, f.ms), unit: "rec/s" };
+const perSecond = (f: ShipFigures) => ratePerSecond(f.records, f.ms);
+const megabytes = (f: ShipFigures) => ratePerSecond(f.bytes, f.ms) / 1e6;
+const peakMiB = (f: ShipFigures) => (f.peakRss === 0 ? undefined : f.peakRss / MiB);
+const cpuMicros = (f: ShipFigures) =>
+  f.cpuMs === undefined || f.records === 0 ? undefined : (f.cpuMs * 1000) / f.records;
+
 const megabytesPerSecond = (f: ShipFigures | undefined): Figure | undefined =>
-  f && { value: ratePerSecond(f.bytes, f.ms) / 1e6, unit: "MB/s" };
+  f && { value: megabytes(f), unit: "MB/s" };
 const rss = (bytes: number | undefined): Figure | undefined =>
   bytes === undefined || bytes === 0 ? undefined : { value: bytes / MiB, unit: "MiB" };
-const cpuPerRecord = (f: ShipFigures | undefined): Figure | undefined =>
-  f?.cpuMs === undefined || f.records === 0 ? undefined : { value: (f.cpuMs * 1000) / f.records, unit: "µs/rec" };
 const ms = (value: number | undefined): Figure | undefined => (value === undefined ? undefined : { value, unit: "ms" });
 
 function both(a: boolean | undefined, b: boolean | undefined): boolean | undefined {
@@ -22,11 +26,19 @@ function both(a: boolean | undefined, b: boolean | undefined): boolean | undefin
 /** The table of one run: our figures beside kcat's and rsyslog's, each with the issue's goal (issue 7, Goals). */
 export function benchRows(results: BenchResults): BenchRow[] {
   const rows: BenchRow[] = [];
-  const { kcatProduce, kcatConsume, rsyslog, agent, consumer, endToEnd } = results;
+  const { endToEnd } = results;
+  // A throughput figure: the median round's (results' own fields), with the range over every round beside it.
+  const figure = (measure: Measure, pick: (f: ShipFigures) => number | undefined, unit: string) => {
+    const median = results[measure];
+    const value = median && pick(median);
+    if (value === undefined) return undefined;
+    const range = roundRange(results.rounds, measure, pick);
+    return range ? { value, unit, range } : { value, unit };
+  };
 
-  const agentRate = recordsPerSecond(agent);
-  const kcatPRate = recordsPerSecond(kcatProduce);
-  const rsyslogRate = recordsPerSecond(rsyslog);
+  const agentRate = figure("agent", perSecond, "rec/s");
+  const kcatPRate = figure("kcatProduce", perSecond, "rec/s");
+  const rsyslogRate = figure("rsyslog", perSecond, "rec/s");
   rows.push({
     section: "agent",
     measure: "file → topic",
@@ -39,27 +51,27 @@ export function benchRows(results: BenchResults): BenchRow[] {
   rows.push({
     section: "agent",
     measure: "file → topic",
-    ours: megabytesPerSecond(agent),
-    kcat: megabytesPerSecond(kcatProduce),
-    rsyslog: megabytesPerSecond(rsyslog),
+    ours: figure("agent", megabytes, "MB/s"),
+    kcat: figure("kcatProduce", megabytes, "MB/s"),
+    rsyslog: figure("rsyslog", megabytes, "MB/s"),
   });
   rows.push({
     section: "agent",
     measure: "peak RSS, file → topic",
-    ours: rss(agent?.peakRss),
-    kcat: rss(kcatProduce?.peakRss),
-    rsyslog: rss(rsyslog?.peakRss),
+    ours: figure("agent", peakMiB, "MiB"),
+    kcat: figure("kcatProduce", peakMiB, "MiB"),
+    rsyslog: figure("rsyslog", peakMiB, "MiB"),
   });
   rows.push({
     section: "agent",
     measure: "CPU per record, file → topic",
-    ours: cpuPerRecord(agent),
-    kcat: cpuPerRecord(kcatProduce),
-    rsyslog: cpuPerRecord(rsyslog),
+    ours: figure("agent", cpuMicros, "µs/rec"),
+    kcat: figure("kcatProduce", cpuMicros, "µs/rec"),
+    rsyslog: figure("rsyslog", cpuMicros, "µs/rec"),
   });
 
-  const consumerRate = recordsPerSecond(consumer);
-  const kcatCRate = recordsPerSecond(kcatConsume);
+  const consumerRate = figure("consumer", perSecond, "rec/s");
+  const kcatCRate = figure("kcatConsume", perSecond, "rec/s");
   rows.push({
     section: "consumer",
     measure: "topic → S3 + index (kcat: → file)",
@@ -71,8 +83,8 @@ export function benchRows(results: BenchResults): BenchRow[] {
   rows.push({
     section: "consumer",
     measure: "peak RSS, topic → S3",
-    ours: rss(consumer?.peakRss),
-    kcat: rss(kcatConsume?.peakRss),
+    ours: figure("consumer", peakMiB, "MiB"),
+    kcat: figure("kcatConsume", peakMiB, "MiB"),
   });
 
   const e2eRate = endToEnd && { value: ratePerSecond(endToEnd.records, endToEnd.ms), unit: "ev/s" };

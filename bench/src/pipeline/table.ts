@@ -6,6 +6,8 @@ export interface Figure {
   unit: string;
   /** Decimals to show, when the default rounding would hide what the goal compares (360.1 is above 360). */
   digits?: number;
+  /** The lowest and highest over the run's rounds (`--rounds`), shown after the value. */
+  range?: [number, number] | undefined;
 }
 
 /** One row of the bench table: ours beside kcat (the limit) and rsyslog (the usual shipper), and the goal. */
@@ -35,8 +37,9 @@ export function formatNumber(value: number): string {
 
 export function formatFigure(figure: Figure | undefined): string {
   if (figure === undefined) return "–";
-  const number = figure.digits === undefined ? formatNumber(figure.value) : figure.value.toFixed(figure.digits);
-  return `${number} ${figure.unit}`;
+  const format = (value: number) => (figure.digits === undefined ? formatNumber(value) : value.toFixed(figure.digits));
+  const range = figure.range ? ` [${format(figure.range[0])}–${format(figure.range[1])}]` : "";
+  return `${format(figure.value)} ${figure.unit}${range}`;
 }
 
 function verdict(row: BenchRow): string {

@@ -10,6 +10,7 @@ describe("bench flags", () => {
     expect(args.rates).toEqual([1_000, 10_000, 50_000]);
     expect(args.batchAges).toEqual([9_000, 10_000, 10_010]);
     expect(args.sections).toEqual([...SECTIONS]);
+    expect(args.rounds).toBe(3);
     expect(args.json).toBe(false);
   });
 
@@ -17,6 +18,8 @@ describe("bench flags", () => {
     const quick = parseBenchArgs(["--quick"]);
     expect(quick.records).toBe(200_000);
     expect(quick.seconds).toBe(20);
+    expect(quick.rounds).toBe(1);
+    expect(parseBenchArgs(["--quick", "--rounds", "5"]).rounds).toBe(5);
     const mixed = parseBenchArgs(["--quick", "--records", "50k", "--rates", "2000,5_000", "--rates", "1M", "--json"]);
     expect(mixed.records).toBe(50_000);
     expect(mixed.rates).toEqual([2_000, 5_000, 1_000_000]);
@@ -32,6 +35,7 @@ describe("bench flags", () => {
     expect(thrownBy(() => parseBenchArgs(["--records", "-5"]), BenchError).code).toBe("BENCH_ARGS_INVALID");
     expect(thrownBy(() => parseBenchArgs(["--rates", "1000,fast"]), BenchError).subject).toBe("rates");
     expect(thrownBy(() => parseBenchArgs(["--records", "0"]), BenchError).subject).toBe("records");
+    expect(thrownBy(() => parseBenchArgs(["--rounds", "0"]), BenchError).subject).toBe("rounds");
     expect(thrownBy(() => parseBenchArgs(["--frobnicate"]), BenchError).code).toBe("BENCH_ARGS_INVALID");
   });
 });

@@ -1,5 +1,6 @@
 import { expect, test } from "bun:test";
 import type { BenchResults, LatencyFigures } from "../../src/pipeline/results.ts";
+import { medianRound } from "../../src/pipeline/rounds.ts";
 import { benchRows } from "../../src/pipeline/rows.ts";
 
 const workload: BenchResults["workload"] = {
@@ -10,6 +11,7 @@ const workload: BenchResults["workload"] = {
   rates: [10_000],
   seconds: 10,
   batchAges: [9_000, 10_000],
+  rounds: 1,
   machine: { cpus: 2, memoryGiB: 8 },
 };
 const latency = (over: Partial<LatencyFigures>): LatencyFigures => ({
@@ -36,6 +38,7 @@ test("rows compare the agent with kcat -P and rsyslog, and the consumer with kca
     agent: { records: 1_000, bytes: 400_000, ms: 15, peakRss: 1, cpuMs: 12 },
     kcatConsume: { records: 1_000, bytes: 400_000, ms: 10, peakRss: 1 },
     consumer: { records: 1_000, bytes: 400_000, ms: 25, peakRss: 1 },
+    rounds: [],
     latency: [],
     skipped: [],
   });
@@ -51,12 +54,13 @@ test("rows compare the agent with kcat -P and rsyslog, and the consumer with kca
 });
 
 test("latency rows: the 10k/s goals, and records never durable make p99 unknown and the goal missed", () => {
-  const ok = benchRows({ startedAt: "", workload, latency: [latency({})], skipped: [] });
+  const ok = benchRows({ startedAt: "", workload, rounds: [], latency: [latency({})], skipped: [] });
   expect(ok.find((r) => r.measure.startsWith("p99"))?.met).toBe(true);
   expect(ok.find((r) => r.section === "objects")?.met).toBe(false); // 380 > 360
   const late = benchRows({
     startedAt: "",
     workload,
+    rounds: [],
     latency: [latency({ stored: 98_000, p99Ms: Number.POSITIVE_INFINITY })],
     skipped: [],
   });
@@ -64,4 +68,20 @@ test("latency rows: the 10k/s goals, and records never durable make p99 unknown 
   expect(p99?.ours).toBeUndefined();
   expect(p99?.met).toBe(false);
   expect(p99?.note).toContain("2000 not durable in time");
+});
+
+test("rounds: each row shows the median round, the range over the rounds beside it, and judges the medians", () => {
+  const ship = (ms: number, peakRss = 1) => ({ records: 1_000, bytes: 400_000, ms, peakRss });
+  const rounds = [
+    { kcatProduce: ship(2), agent: ship(5, 3 * 2 ** 20) }, // agent 200k, kcat 500k
+    { kcatProduce: ship(4), agent: ship(4, 2 * 2 ** 20) }, // agent 250k, kcat 250k
+    { kcatProduce: ship(1), agent: ship(10, 4 * 2 ** 20) }, // agent 100k, kcat 1M
+  ];
+  const rows = benchRows({ startedAt: "", workload, rounds, ...medianRound(rounds), latency: [], skipped: [] });
+  const agent = rows.find((r) => r.section === "agent" && r.goal);
+  expect(agent?.ours).toEqual({ value: 200_000, unit: "rec/s", range: [100_000, 250_000] });
+  expect(agent?.kcat).toEqual({ value: 500_000, unit: "rec/s", range: [250_000, 1_000_000] });
+  expect(agent?.met).toBe(false); // 200k < 50 % of 500k; no rsyslog, so not "yes" either way
+  const memory = rows.find((r) => r.measure === "peak RSS, file → topic");
+  expect(memory?.ours).toEqual({ value: 3, unit: "MiB", range: [2, 4] }); // the median round's RSS
 });

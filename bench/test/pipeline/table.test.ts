@@ -59,6 +59,13 @@ describe("number formatting and goal checks", () => {
     expect(formatFigure({ value: 360.06, unit: "obj/h" })).toBe("360 obj/h");
   });
 
+  test("a figure with a range shows it after the unit, formatted as the value", () => {
+    expect(formatFigure({ value: 389_208.4, unit: "rec/s", range: [361_740, 437_986.6] })).toBe(
+      "389,208 rec/s [361,740–437,987]",
+    );
+    expect(formatFigure({ value: 2.5, unit: "µs/rec", range: [2.22, 2.52] })).toBe("2.5 µs/rec [2.22–2.52]");
+  });
+
   test("formatNumber", () => {
     expect(formatNumber(1_234_567.8)).toBe("1,234,568");
     expect(formatNumber(123.4)).toBe("123");

@@ -1,0 +1,47 @@
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import type { BenchContext } from "./context.ts";
+import { ratePerSecond } from "./percentiles.ts";
+import { type ShipFigures, THROUGHPUT_MEASURES, type ThroughputRound } from "./results.ts";
+
+const rate = (f: ShipFigures) => ratePerSecond(f.records, f.ms);
+
+/**
+ * Each measure's median round by records per second (of an even count, the lower of the middle two), with its RSS
+ * and CPU: what the table shows. A measure no round has is left out.
+ */
+export function medianRound(rounds: readonly ThroughputRound[]): ThroughputRound {
+  const median: ThroughputRound = {};
+  for (const measure of THROUGHPUT_MEASURES) {
+    const figures = rounds.flatMap((round) => (round[measure] ? [round[measure]] : []));
+    if (figures.length === 0) continue;
+    const sorted = [...figures].sort((a, b) => rate(a) - rate(b));
+    median[measure] = sorted[Math.floor((sorted.length - 1) / 2)];
+  }
+  return median;
+}
+
+/** The lowest and highest value of `pick` over the rounds that have `measure`; undefined with fewer than two. */
+export function roundRange(
+  rounds: readonly ThroughputRound[],
+  measure: (typeof THROUGHPUT_MEASURES)[number],
+  pick: (figures: ShipFigures) => number | undefined,
+): [number, number] | undefined {
+  const values = rounds.flatMap((round) => {
+    const figures = round[measure];
+    const value = figures && pick(figures);
+    return value === undefined ? [] : [value];
+  });
+  if (values.length < 2) return undefined;
+  return [Math.min(...values), Math.max(...values)];
+}
+
+/**
+ * The context of round `round` of `rounds`: its own directory (the agent's checkpoint, rsyslog's imfile state, kcat's
+ * output would otherwise carry over) and, past the first, its own resource names (topics, groups, index schemas).
+ */
+export function roundContext(ctx: BenchContext, round: number): BenchContext {
+  const dir = join(ctx.dir, `round-${round}`);
+  mkdirSync(dir, { recursive: true });
+  return { ...ctx, dir, name: (what) => ctx.name(round === 1 ? what : `${what}-r${round}`) };
+}
