@@ -3,6 +3,7 @@ import type { BenchContext } from "./context.ts";
 import { waitForCount } from "./context.ts";
 import type { ThroughputRound } from "./results.ts";
 import { spawnAgent } from "./services.ts";
+import { settleFor } from "./settle.ts";
 
 /**
  * The agent alone: the run's file into a fresh topic, timed from spawn until the topic holds every record (the
@@ -12,6 +13,7 @@ export async function runAgentAlone(ctx: BenchContext, results: ThroughputRound)
   const n = ctx.args.records;
   const topic = await ctx.topics.create(ctx.name("agent"));
   const dlqTopic = await ctx.topics.create(`${topic}.dlq`, 1);
+  await settleFor(ctx, "agent");
   const agent = spawnAgent({
     source: ctx.file,
     checkpointFile: join(ctx.dir, "agent-alone.checkpoint"),

@@ -3,6 +3,7 @@ import { waitForCount } from "./context.ts";
 import { IndexReader } from "./index-reader.ts";
 import type { ThroughputRound } from "./results.ts";
 import { spawnConsumer } from "./services.ts";
+import { settleFor } from "./settle.ts";
 
 /** Batch age of the throughput rows: short, so the last partial batches do not wait 9 s at the end of the count. */
 export const THROUGHPUT_BATCH_AGE_MS = 1_000;
@@ -39,6 +40,7 @@ export async function runConsumerAlone(ctx: BenchContext, results: ThroughputRou
   const settings = consumerSettings(ctx, topic, "consumer", THROUGHPUT_BATCH_AGE_MS);
   const index = new IndexReader(ctx.stack.postgresUrl, settings.indexSchema);
   ctx.indexes.push(index);
+  await settleFor(ctx, "consumer");
   const consumer = spawnConsumer(settings);
   try {
     const ms = await waitForCount(ctx, "consumer: topic → S3", () => index.durableRecords(), n, {

@@ -5,6 +5,7 @@ import { waitForCount } from "./context.ts";
 import { IndexReader } from "./index-reader.ts";
 import type { BenchResults } from "./results.ts";
 import { spawnAgent, spawnConsumer } from "./services.ts";
+import { settleFor } from "./settle.ts";
 
 /** Agent and consumer together on the run's file: spawn of both → every record in a durable object. */
 export async function runEndToEnd(ctx: BenchContext, results: BenchResults): Promise<void> {
@@ -14,6 +15,7 @@ export async function runEndToEnd(ctx: BenchContext, results: BenchResults): Pro
   const settings = consumerSettings(ctx, topic, "e2e", THROUGHPUT_BATCH_AGE_MS);
   const index = new IndexReader(ctx.stack.postgresUrl, settings.indexSchema);
   ctx.indexes.push(index);
+  await settleFor(ctx, "end to end");
   const consumer = spawnConsumer(settings);
   const agent = spawnAgent({
     source: ctx.file,

@@ -9,6 +9,7 @@ import { countOf, objectsPerHour, percentile } from "./percentiles.ts";
 import { writeAtRate } from "./record-file.ts";
 import type { BenchResults, LatencyFigures } from "./results.ts";
 import { spawnAgent, spawnConsumer } from "./services.ts";
+import { settleFor } from "./settle.ts";
 
 const WARM_UP_RECORDS = 600;
 
@@ -34,6 +35,7 @@ export async function runLatency(ctx: BenchContext, rate: number, batchMaxAgeMs:
   const settings = consumerSettings(ctx, topic, what, batchMaxAgeMs);
   const index = new IndexReader(ctx.stack.postgresUrl, settings.indexSchema);
   ctx.indexes.push(index);
+  await settleFor(ctx, `${rate}/s`);
   const consumer = spawnConsumer(settings);
   const agent = spawnAgent({
     source,
