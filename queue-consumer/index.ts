@@ -26,4 +26,5 @@ export {
   type StartConsumerOptions,
   startConsumer,
 } from "./src/queue-consumer.ts";
+export { writerS3Client } from "./src/s3-client.ts";
 export { type IndexedBatch, writeBatchIndex } from "./src/write-index.ts";
