@@ -15,9 +15,9 @@ export interface BenchArgs {
   batchAges: number[];
   sections: Section[];
   /**
-   * Rounds of the throughput rows (peers, agent, consumer), one after another in the same run: each row shows the
-   * median round with the range beside it. One run of each varies by ±30 % on a 2-core machine (kcat -P alone from
-   * 290k to 900k records/s), so a single pair is no comparison.
+   * Rounds of the throughput rows (peers, agent, consumer, end to end), one after another in the same run: each row
+   * shows the median round with the range beside it. One run of each varies by ±30 % on a 2-core machine (kcat -P
+   * alone from 290k to 900k records/s), so a single pair is no comparison.
    */
   rounds: number;
   quick: boolean;

@@ -3,12 +3,12 @@ import { consumerSettings, THROUGHPUT_BATCH_AGE_MS } from "./consumer-section.ts
 import type { BenchContext } from "./context.ts";
 import { waitForCount } from "./context.ts";
 import { IndexReader } from "./index-reader.ts";
-import type { BenchResults } from "./results.ts";
+import type { ThroughputRound } from "./results.ts";
 import { spawnAgent, spawnConsumer } from "./services.ts";
 import { settleFor } from "./settle.ts";
 
 /** Agent and consumer together on the run's file: spawn of both → every record in a durable object. */
-export async function runEndToEnd(ctx: BenchContext, results: BenchResults): Promise<void> {
+export async function runEndToEnd(ctx: BenchContext, results: ThroughputRound): Promise<void> {
   const n = ctx.args.records;
   const topic = await ctx.topics.create(ctx.name("e2e"));
   const dlqTopic = await ctx.topics.create(`${topic}.dlq`, 1);

@@ -93,7 +93,8 @@ try {
   results.workload.bytes = ctx.fileBytes;
   progress.done(`workload: ${args.records} records, ${(ctx.fileBytes / 1e6).toFixed(1)} MB in ${file}`);
 
-  const throughput = wants("peers") || wants("agent") || wants("consumer");
+  const throughput = wants("peers") || wants("agent") || wants("consumer") || wants("e2e");
+  const bothMissing = !present.agent || !present.consumer ? "agent or consumer not there yet" : undefined;
   for (let round = 1; throughput && round <= args.rounds; round += 1) {
     const figures: ThroughputRound = {};
     const roundCtx = roundContext(ctx, round);
@@ -113,11 +114,10 @@ try {
           : undefined;
       await step(label("consumer"), missing, () => runConsumerAlone(roundCtx, figures, agentTopic ?? ""));
     }
+    if (wants("e2e")) await step(label("e2e"), bothMissing, () => runEndToEnd(roundCtx, figures));
     results.rounds.push(figures);
   }
   Object.assign(results, medianRound(results.rounds));
-  const bothMissing = !present.agent || !present.consumer ? "agent or consumer not there yet" : undefined;
-  if (wants("e2e")) await step("e2e", bothMissing, () => runEndToEnd(ctx, results));
   if (wants("latency")) await step("latency", bothMissing, () => runLatencies(ctx, results));
 } catch (error) {
   progress.done(`bench: ${(error as Error).message}`);

@@ -31,16 +31,17 @@ export interface LatencyFigures {
   writerMaxLagMs: number;
 }
 
-/** The throughput figures of one round (`--rounds`): each tool on the same file, one after another. */
+/** The throughput figures of one round (`--rounds`): each tool, then agent and consumer together, on the same file. */
 export interface ThroughputRound {
   kcatProduce?: ShipFigures;
   kcatConsume?: ShipFigures;
   rsyslog?: ShipFigures;
   agent?: ShipFigures;
   consumer?: ShipFigures;
+  endToEnd?: EndToEndFigures;
 }
 
-export const THROUGHPUT_MEASURES = ["kcatProduce", "kcatConsume", "rsyslog", "agent", "consumer"] as const;
+export const THROUGHPUT_MEASURES = ["kcatProduce", "kcatConsume", "rsyslog", "agent", "consumer", "endToEnd"] as const;
 
 export interface BenchResults extends ThroughputRound {
   startedAt: string;
@@ -57,7 +58,6 @@ export interface BenchResults extends ThroughputRound {
   };
   /** Every round, in order; the fields above hold each measure's median round (`medianRound`). */
   rounds: ThroughputRound[];
-  endToEnd?: EndToEndFigures;
   latency: LatencyFigures[];
   /** Sections not run, and why (a service not built yet, a failure). */
   skipped: { section: string; reason: string }[];

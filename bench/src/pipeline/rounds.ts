@@ -16,20 +16,20 @@ export function medianRound(rounds: readonly ThroughputRound[]): ThroughputRound
     const figures = rounds.flatMap((round) => (round[measure] ? [round[measure]] : []));
     if (figures.length === 0) continue;
     const sorted = [...figures].sort((a, b) => rate(a) - rate(b));
-    median[measure] = sorted[Math.floor((sorted.length - 1) / 2)];
+    Object.assign(median, { [measure]: sorted[Math.floor((sorted.length - 1) / 2)] });
   }
   return median;
 }
 
 /** The lowest and highest value of `pick` over the rounds that have `measure`; undefined with fewer than two. */
-export function roundRange(
+export function roundRange<M extends keyof ThroughputRound>(
   rounds: readonly ThroughputRound[],
-  measure: (typeof THROUGHPUT_MEASURES)[number],
-  pick: (figures: ShipFigures) => number | undefined,
+  measure: M,
+  pick: (figures: NonNullable<ThroughputRound[M]>) => number | undefined,
 ): [number, number] | undefined {
   const values = rounds.flatMap((round) => {
     const figures = round[measure];
-    const value = figures && pick(figures);
+    const value = figures === undefined ? undefined : pick(figures as NonNullable<ThroughputRound[M]>);
     return value === undefined ? [] : [value];
   });
   if (values.length < 2) return undefined;

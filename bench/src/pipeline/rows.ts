@@ -12,8 +12,6 @@ const peakMiB = (f: ShipFigures) => (f.peakRss === 0 ? undefined : f.peakRss / M
 const cpuMicros = (f: ShipFigures) =>
   f.cpuMs === undefined || f.records === 0 ? undefined : (f.cpuMs * 1000) / f.records;
 
-const megabytesPerSecond = (f: ShipFigures | undefined): Figure | undefined =>
-  f && { value: megabytes(f), unit: "MB/s" };
 const rss = (bytes: number | undefined): Figure | undefined =>
   bytes === undefined || bytes === 0 ? undefined : { value: bytes / MiB, unit: "MiB" };
 const ms = (value: number | undefined): Figure | undefined => (value === undefined ? undefined : { value, unit: "ms" });
@@ -26,11 +24,14 @@ function both(a: boolean | undefined, b: boolean | undefined): boolean | undefin
 /** The table of one run: our figures beside kcat's and rsyslog's, each with the issue's goal (issue 7, Goals). */
 export function benchRows(results: BenchResults): BenchRow[] {
   const rows: BenchRow[] = [];
-  const { endToEnd } = results;
   // A throughput figure: the median round's (results' own fields), with the range over every round beside it.
-  const figure = (measure: Measure, pick: (f: ShipFigures) => number | undefined, unit: string) => {
+  const figure = <M extends Measure>(
+    measure: M,
+    pick: (f: NonNullable<ThroughputRound[M]>) => number | undefined,
+    unit: string,
+  ): Figure | undefined => {
     const median = results[measure];
-    const value = median && pick(median);
+    const value = median === undefined ? undefined : pick(median as NonNullable<ThroughputRound[M]>);
     if (value === undefined) return undefined;
     const range = roundRange(results.rounds, measure, pick);
     return range ? { value, unit, range } : { value, unit };
@@ -87,7 +88,7 @@ export function benchRows(results: BenchResults): BenchRow[] {
     kcat: figure("kcatConsume", peakMiB, "MiB"),
   });
 
-  const e2eRate = endToEnd && { value: ratePerSecond(endToEnd.records, endToEnd.ms), unit: "ev/s" };
+  const e2eRate = figure("endToEnd", perSecond, "ev/s");
   rows.push({
     section: "end to end",
     measure: "line written → object durable",
@@ -95,9 +96,22 @@ export function benchRows(results: BenchResults): BenchRow[] {
     goal: "≥ 100,000 ev/s",
     met: within(e2eRate, 100_000, true),
   });
-  rows.push({ section: "end to end", measure: "line written → object durable", ours: megabytesPerSecond(endToEnd) });
-  rows.push({ section: "end to end", measure: "peak RSS agent", ours: rss(endToEnd?.agentRss) });
-  rows.push({ section: "end to end", measure: "peak RSS consumer", ours: rss(endToEnd?.consumerRss) });
+  rows.push({
+    section: "end to end",
+    measure: "line written → object durable",
+    ours: figure("endToEnd", megabytes, "MB/s"),
+  });
+  const megabytesOrNone = (bytes: number) => (bytes === 0 ? undefined : bytes / MiB);
+  rows.push({
+    section: "end to end",
+    measure: "peak RSS agent",
+    ours: figure("endToEnd", (f) => megabytesOrNone(f.agentRss), "MiB"),
+  });
+  rows.push({
+    section: "end to end",
+    measure: "peak RSS consumer",
+    ours: figure("endToEnd", (f) => megabytesOrNone(f.consumerRss), "MiB"),
+  });
 
   const defaultAge = results.workload.batchAges[0];
   for (const run of results.latency) {

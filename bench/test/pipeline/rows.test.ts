@@ -85,3 +85,21 @@ test("rounds: each row shows the median round, the range over the rounds beside 
   const memory = rows.find((r) => r.measure === "peak RSS, file → topic");
   expect(memory?.ours).toEqual({ value: 3, unit: "MiB", range: [2, 4] }); // the median round's RSS
 });
+
+test("rounds: end to end shows its median round's rate and both services' RSS", () => {
+  const both = (ms: number, agentMiB: number) => ({
+    records: 1_000,
+    bytes: 400_000,
+    ms,
+    peakRss: 0,
+    agentRss: agentMiB * 2 ** 20,
+    consumerRss: 3 * agentMiB * 2 ** 20,
+  });
+  const rounds = [{ endToEnd: both(20, 1) }, { endToEnd: both(10, 2) }, { endToEnd: both(40, 4) }];
+  const rows = benchRows({ startedAt: "", workload, rounds, ...medianRound(rounds), latency: [], skipped: [] });
+  const rate = rows.find((r) => r.section === "end to end" && r.goal);
+  expect(rate?.ours).toEqual({ value: 50_000, unit: "ev/s", range: [25_000, 100_000] });
+  expect(rate?.met).toBe(false);
+  expect(rows.find((r) => r.measure === "peak RSS agent")?.ours).toEqual({ value: 1, unit: "MiB", range: [1, 4] });
+  expect(rows.find((r) => r.measure === "peak RSS consumer")?.ours).toEqual({ value: 3, unit: "MiB", range: [3, 12] });
+});
