@@ -9,3 +9,12 @@ export async function staticImports(entry: string): Promise<string[]> {
   }
   return Object.keys(result.metafile.inputs);
 }
+
+/** The files of package `name` among `entry`'s static imports, as paths inside the package (`dist/index.js`). */
+export async function packageImports(entry: string, name: string): Promise<string[]> {
+  const marker = `/node_modules/${name}/`;
+  return (await staticImports(entry)).flatMap((path) => {
+    const at = path.lastIndexOf(marker);
+    return at < 0 ? [] : [path.slice(at + marker.length)];
+  });
+}
