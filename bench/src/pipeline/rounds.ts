@@ -37,7 +37,7 @@ export function roundRange<M extends keyof ThroughputRound>(
 }
 
 /**
- * The context of round `round` of `rounds`: its own directory (the agent's checkpoint, rsyslog's imfile state, kcat's
+ * The context of round `round` (from 1): its own directory (the agent's checkpoint, rsyslog's imfile state, kcat's
  * output would otherwise carry over) and, past the first, its own resource names (topics, groups, index schemas).
  */
 export function roundContext(ctx: BenchContext, round: number): BenchContext {

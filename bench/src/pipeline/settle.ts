@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { SQL } from "bun";
 
-/** What `settle` did before a timed section: for the progress line and the JSON results. */
+/** How long `settle` waited before a timed section, and how idle the CPUs were at the end. */
 export interface Settled {
   ms: number;
   /** CPU idle over the last window, 0–1. */
