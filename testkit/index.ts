@@ -1,6 +1,6 @@
 export { waitFor } from "@svc/common";
 // Programs tests run beside the stack (grpcurl, faketime, the client-go peer), from the stack's own installers.
-export { ensureTool } from "@svc/stack";
+export { ensureTool, freePortSync } from "@svc/stack";
 export {
   CLEANUP_SIGNALS,
   type CleanupSignal,

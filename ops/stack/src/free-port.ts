@@ -1,17 +1,60 @@
-import { createServer } from "node:net";
+import { readFileSync } from "node:fs";
 
-/** Asks the kernel for a free loopback port (bind port 0, read it, release it). */
+/** Where the kernel's ephemeral ports start when `/proc/sys/net/ipv4/ip_local_port_range` cannot be read (Linux's default). */
+const DEFAULT_EPHEMERAL_START = 32_768;
+/** Ports below this are left alone (well-known and registered services a developer may run). */
+const LOWEST = 10_000;
+
+/** The first port of an `ip_local_port_range` text (`"32768\t60999"`); the default when it is not one. */
+export function ephemeralStartOf(text: string): number {
+  const first = Number(text.trim().split(/\s+/)[0]);
+  return Number.isInteger(first) && first > 0 && first <= 65_535 ? first : DEFAULT_EPHEMERAL_START;
+}
+
+function ephemeralStart(): number {
+  try {
+    return ephemeralStartOf(readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "latin1"));
+  } catch {
+    return DEFAULT_EPHEMERAL_START;
+  }
+}
+
+/** Whether a listener can bind `port` on loopback now (the probe is closed again at once). */
+function canBind(port: number): boolean {
+  try {
+    Bun.listen({ hostname: "127.0.0.1", port, socket: { data() {} } }).stop(true);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const handedOut = new Set<number>();
+
+/**
+ * A free loopback port for a server that binds it later, below the kernel's ephemeral range: a port the kernel
+ * picked (bind to 0) lies inside that range, and any outgoing connection may take it as its local port before the
+ * server binds it — a private stack's Keycloak, bound ~10 s after its port was chosen, failed so ("Port already
+ * bound", 2026-11-26). Each port is handed out once per process: a port found free stays unbound until its server
+ * starts, so two calls could otherwise draw the same one. Falls back to a kernel-picked port when the range leaves
+ * no room below it.
+ */
+export function freePortSync(): number {
+  const top = ephemeralStart();
+  for (let attempt = 0; top - LOWEST > 1_000 && attempt < 1_000; attempt += 1) {
+    const port = LOWEST + Math.floor(Math.random() * (top - LOWEST));
+    if (handedOut.has(port) || !canBind(port)) continue;
+    handedOut.add(port);
+    return port;
+  }
+  const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  const port = probe.port;
+  probe.stop(true);
+  handedOut.add(port);
+  return port;
+}
+
+/** `freePortSync` for the callers that await it. */
 export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => {
-        if (typeof address === "object" && address !== null) resolve(address.port);
-        else reject(new Error("no port assigned"));
-      });
-    });
-  });
+  return Promise.resolve(freePortSync());
 }

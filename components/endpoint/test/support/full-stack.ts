@@ -15,7 +15,7 @@ import { leaderLabelOf } from "@svc/election";
 import { loadKubeConfig, makeKubeClient } from "@svc/kube";
 import { ORCHESTRATOR_MAIN } from "@svc/orchestrator";
 import { SHAPER_MAIN } from "@svc/shaper";
-import { bucketPrefix, createTestNamespace, randomName, stackEnv } from "@svc/testkit";
+import { bucketPrefix, createTestNamespace, freePortSync, randomName, stackEnv } from "@svc/testkit";
 import { SQL } from "bun";
 import { ENDPOINT_MAIN } from "../../index.ts";
 import { startTestIssuer } from "./test-issuer.ts";
@@ -52,28 +52,12 @@ export async function fullStack(purpose: string, options: { specTimings?: boolea
   const all: ReplicaProcess[] = [];
   // Addresses are fixed per pod so a restarted replica is reachable where its peers expect it.
   const ports = new Map<string, { grpc: number; health: number }>();
-  // Fixed ports below the kernel's ephemeral range (32768+), so no outgoing connection can take one between a
-  // replica's stop and its restart.
-  // Each port is handed out once: a port checked free is not bound until its replica starts, so without the set two
-  // pods could draw the same one (about 2% of deployments; seen as EADDRINUSE at start).
-  const handedOut = new Set<number>();
-  const freePort = (): number => {
-    for (;;) {
-      const port = 20_000 + Math.floor(Math.random() * 12_000);
-      if (handedOut.has(port)) continue;
-      try {
-        Bun.serve({ port, hostname: "127.0.0.1", fetch: () => new Response() }).stop(true);
-        handedOut.add(port);
-        return port;
-      } catch {
-        // taken: try another
-      }
-    }
-  };
+  // Ports below the kernel's ephemeral range, each handed out once (testkit's freePortSync): no outgoing connection
+  // can take one between a replica's stop and its restart, and no two pods draw the same one.
   const portsOf = (pod: string) => {
     let p = ports.get(pod);
     if (!p) {
-      p = { grpc: freePort(), health: freePort() };
+      p = { grpc: freePortSync(), health: freePortSync() };
       ports.set(pod, p);
     }
     return p;
