@@ -9,7 +9,7 @@ test("settle checkpoints PostgreSQL, syncs and measures at least one idle window
   expect(settled.idle).toBeLessThanOrEqual(1);
 });
 
-test("settle fails when PostgreSQL refuses the CHECKPOINT (a bad password)", async () => {
+test("settle fails when it cannot log in to PostgreSQL for the CHECKPOINT (a bad password)", async () => {
   const url = new URL(stackEnv().postgresUrl);
   url.password = "not-the-password";
   await expect(settle(url.toString(), 5_000)).rejects.toThrow();
