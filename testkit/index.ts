@@ -19,5 +19,5 @@ export { type PrivateStack, preparePrivateStack } from "./src/private-stack.ts";
 export { type SeededRealm, seedTestRealm } from "./src/seeded-realm.ts";
 export { serviceAccountKubeConfig } from "./src/service-account-config.ts";
 export { type StackEnv, stackEnv } from "./src/stack-env.ts";
-export { packageImports, staticImports } from "./src/static-imports.ts";
+export { packageImports } from "./src/static-imports.ts";
 export { inTempDir, type TempDir, tempDir } from "./src/temp-dir.ts";

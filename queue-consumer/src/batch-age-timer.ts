@@ -7,9 +7,10 @@ export interface AgedBatches {
 
 /**
  * Seals each partition's open batch when it is due (the end of its window, `batchWindowEnd`), on time: one
- * timeout, set for the earliest batch due and set again after it fires. The fixed tick it replaces (a quarter of the age, at most 1 s) sealed a batch up to
- * one tick late: at the 9 s default objects spanned 9–10 s, so objects per hour fell short of the age's and the
- * latency's tail grew by up to the tick (docs/audit-storage.md, "Object economy").
+ * timeout, set for the earliest batch due and set again after it fires. The fixed tick it replaces (a quarter of
+ * the age, at most 1 s) sealed a batch up to one tick late: at the 9 s default objects spanned 9–10 s, so objects
+ * per hour fell short of the age's and the latency's tail grew by up to the tick (docs/audit-storage.md, "Object
+ * economy").
  */
 export class BatchAgeTimer {
   private timer: ReturnType<typeof setTimeout> | undefined;

@@ -166,13 +166,17 @@ export class TestProducer {
   }
 }
 
-export function s3Client(addresses: Addresses): S3Client {
-  return new S3Client({
+function s3Settings(addresses: Addresses) {
+  return {
     endpoint: addresses.s3Endpoint,
     region: addresses.s3Region,
     credentials: { accessKeyId: addresses.s3AccessKey, secretAccessKey: addresses.s3SecretKey },
     forcePathStyle: true,
-  });
+  };
+}
+
+export function s3Client(addresses: Addresses): S3Client {
+  return new S3Client(s3Settings(addresses));
 }
 
 /**
@@ -180,12 +184,7 @@ export function s3Client(addresses: Addresses): S3Client {
  * through `s3Client`: `fetch` decodes a gzip object's body, which the SDK's response checksum then refuses.
  */
 export function writerClient(addresses: Addresses): S3Client {
-  return writerS3Client({
-    endpoint: addresses.s3Endpoint,
-    region: addresses.s3Region,
-    credentials: { accessKeyId: addresses.s3AccessKey, secretAccessKey: addresses.s3SecretKey },
-    forcePathStyle: true,
-  });
+  return writerS3Client(s3Settings(addresses));
 }
 
 /** Every version of every object under `prefix`. */

@@ -2,7 +2,7 @@
  * Every file an entry point loads through its static imports, as Bun's bundler resolves them (its metafile's inputs,
  * absolute paths): what starting that module parses and runs, without running it.
  */
-export async function staticImports(entry: string): Promise<string[]> {
+async function staticImports(entry: string): Promise<string[]> {
   const result = await Bun.build({ entrypoints: [entry], target: "bun", metafile: true, throw: false });
   if (!result.success || !result.metafile) {
     throw new Error(`could not resolve the imports of ${entry}: ${result.logs.join("; ")}`);

@@ -135,7 +135,8 @@ function numberEnd(b: Uint8Array, i: number, n: number): number {
 
 /**
  * True when `b` (one line, without its newline) is surely a valid record; `out` then holds where each of its string
- * fields is (`SCANNED_FIELD`; every one is required, so every one is set). `attributeName(b, start, end)` is asked about each attribute name; false refuses the line.
+ * fields is (`SCANNED_FIELD`; every one is required, so every one is set). `attributeName(b, start, end)` is asked
+ * about each attribute name; false refuses the line.
  */
 export function scanRecord(
   b: Uint8Array,
