@@ -1,17 +1,10 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import {
-  CreateBucketCommand,
-  GetObjectLockConfigurationCommand,
-  HeadBucketCommand,
-  PutBucketLifecycleConfigurationCommand,
-  PutObjectLockConfigurationCommand,
-  S3Client,
-} from "@aws-sdk/client-s3";
+import { S3Client } from "@aws-sdk/client-s3";
 import type { StackContext, StackService } from "../context.ts";
-import { StackError } from "../errors.ts";
 import { ensureGoBinary } from "../installers.ts";
 import { PROBE_TIMEOUT_MS, startServer } from "../start-server.ts";
+import { ensureLockedBucket } from "./locked-bucket.ts";
 
 const TOOL = {
   name: "minio",
@@ -28,35 +21,6 @@ export function stackS3Client(ctx: StackContext): S3Client {
     forcePathStyle: true,
     credentials: { accessKeyId: root_user, secretAccessKey: root_password },
   });
-}
-
-/** Creates the bucket with Object Lock on (it can only be turned on at creation) and COMPLIANCE by default. */
-async function ensureLockedBucket(s3: S3Client, bucket: string, days: number): Promise<void> {
-  const exists = await s3.send(new HeadBucketCommand({ Bucket: bucket })).then(
-    () => true,
-    () => false,
-  );
-  if (!exists) await s3.send(new CreateBucketCommand({ Bucket: bucket, ObjectLockEnabledForBucket: true }));
-  const current = await s3.send(new GetObjectLockConfigurationCommand({ Bucket: bucket })).catch(() => undefined);
-  if (current?.ObjectLockConfiguration?.ObjectLockEnabled !== "Enabled") {
-    throw new StackError(
-      "STACK_START_FAILED",
-      `bucket ${bucket} exists without Object Lock; Object Lock can only be enabled when a bucket is created`,
-      "minio",
-    );
-  }
-  await s3.send(new PutBucketLifecycleConfigurationCommand(stackLifecycle(bucket, days)));
-  const rule = current.ObjectLockConfiguration.Rule?.DefaultRetention;
-  if (rule?.Mode === "COMPLIANCE" && rule.Days === days) return;
-  await s3.send(
-    new PutObjectLockConfigurationCommand({
-      Bucket: bucket,
-      ObjectLockConfiguration: {
-        ObjectLockEnabled: "Enabled",
-        Rule: { DefaultRetention: { Mode: "COMPLIANCE", Days: days } },
-      },
-    }),
-  );
 }
 
 /**
@@ -120,7 +84,9 @@ export const minio: StackService = {
     task.update(2, "creating Object Lock buckets");
     const s3 = stackS3Client(ctx);
     try {
-      for (const bucket of buckets) await ensureLockedBucket(s3, bucket, retention_days);
+      for (const bucket of buckets) {
+        await ensureLockedBucket(s3, bucket, retention_days, stackLifecycle(bucket, retention_days));
+      }
     } finally {
       s3.destroy();
     }
