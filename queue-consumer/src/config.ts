@@ -14,6 +14,19 @@ const BUCKET = "^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$";
 const integer = (options: { minimum: number; maximum: number; default?: number; description: string }) =>
   Type.Integer(options);
 
+/**
+ * `auto`: unsigned over TLS (AWS's endpoints when none is set), as AWS's SDKs do by default, and to a loopback
+ * address, where the body never leaves the host; signed over plain http to another host, where only the signature
+ * would catch a body changed on the way.
+ */
+function payloadSigning(setting: string, endpoint: string | undefined): "signed" | "unsigned" {
+  if (setting === "signed" || setting === "unsigned") return setting;
+  if (endpoint === undefined) return "unsigned";
+  const url = new URL(endpoint);
+  const loopback = url.hostname === "localhost" || url.hostname === "[::1]" || /^127(\.\d{1,3}){3}$/.test(url.hostname);
+  return url.protocol === "https:" || loopback ? "unsigned" : "signed";
+}
+
 /** The default of SVC_AUDIT_MAX_BUFFERED_BYTES, in batches (`SVC_AUDIT_BATCH_MAX_BYTES`). */
 const BUFFERED_BATCHES = 6;
 
@@ -46,6 +59,10 @@ export const QueueConsumerEnvSchema = Type.Object({
   SVC_AUDIT_S3_ACCESS_KEY: Type.Optional(Type.String({ minLength: 1 })),
   SVC_AUDIT_S3_SECRET_KEY: Type.Optional(Type.String({ minLength: 1 })),
   SVC_AUDIT_S3_FORCE_PATH_STYLE: Type.Union([Type.Literal("true"), Type.Literal("false")], { default: "true" }),
+  SVC_AUDIT_S3_PAYLOAD_SIGNING: Type.Union([Type.Literal("auto"), Type.Literal("signed"), Type.Literal("unsigned")], {
+    default: "auto",
+    description: "SHA-256 of each PUT body in its signature: auto = only over http to another host",
+  }),
   SVC_AUDIT_RETENTION_DAYS: integer({ minimum: 1, maximum: 36_500, description: "Object Lock retention (days)" }),
   SVC_AUDIT_OBJECT_COMPRESSION: Type.Union([Type.Literal("none"), Type.Literal("gzip")], { default: "none" }),
   SVC_AUDIT_BATCH_MAX_BYTES: integer({
@@ -106,6 +123,11 @@ export interface S3Settings {
   /** Undefined: the SDK's default credential chain. */
   credentials: { accessKeyId: string; secretAccessKey: string } | undefined;
   forcePathStyle: boolean;
+  /**
+   * Whether a PUT's signature covers its body's SHA-256 (`signed`) or says `UNSIGNED-PAYLOAD`: the body is then
+   * guarded by its signed CRC-32 header, which S3 checks, and in transit by TLS (queue-consumer/README.md).
+   */
+  payloadSigning: "signed" | "unsigned";
 }
 
 export interface BatchLimits {
@@ -208,6 +230,7 @@ export function parseQueueConsumerConfig(env: Record<string, string | undefined>
           ? { accessKeyId: accessKey, secretAccessKey: secretKey }
           : undefined,
       forcePathStyle: parsed.SVC_AUDIT_S3_FORCE_PATH_STYLE === "true",
+      payloadSigning: payloadSigning(parsed.SVC_AUDIT_S3_PAYLOAD_SIGNING, parsed.SVC_AUDIT_S3_ENDPOINT),
     },
     retentionDays: parsed.SVC_AUDIT_RETENTION_DAYS,
     compression: parsed.SVC_AUDIT_OBJECT_COMPRESSION as "none" | "gzip",

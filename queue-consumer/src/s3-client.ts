@@ -10,7 +10,7 @@ import type { S3Settings } from "./config.ts";
  * a `Content-Encoding: gzip` body on a GET, which the SDK's response checksum then refuses (the writer never reads).
  */
 export function writerS3Client(settings: S3Settings): S3Client {
-  return new S3Client({
+  const client = new S3Client({
     endpoint: settings.endpoint,
     region: settings.region,
     credentials: settings.credentials,
@@ -18,4 +18,23 @@ export function writerS3Client(settings: S3Settings): S3Client {
     maxAttempts: 1,
     requestHandler: new FetchHttpHandler(),
   });
+  if (settings.payloadSigning === "unsigned") sendUnsignedPayload(client);
+  return client;
+}
+
+/**
+ * Every request says `UNSIGNED-PAYLOAD` instead of its body's SHA-256, which the signer then takes as given. A 10 MB
+ * PUT to the stack's MinIO: 7.8 instead of 14–15 ms of the writer's CPU, acknowledged in 32–34 instead of 46 ms
+ * (MinIO hashes no more either). The body is still checked: its CRC-32 header is signed and S3 refuses a body that
+ * does not match it.
+ */
+function sendUnsignedPayload(client: S3Client): void {
+  client.middlewareStack.add(
+    (next) => (args) => {
+      const request = args.request as { headers?: Record<string, string> };
+      if (request.headers) request.headers["x-amz-content-sha256"] = "UNSIGNED-PAYLOAD";
+      return next(args);
+    },
+    { step: "build", name: "svcUnsignedPayload" },
+  );
 }

@@ -44,7 +44,25 @@ describe("parseQueueConsumerConfig", () => {
     expect(config.s3.credentials).toEqual({ accessKeyId: "a", secretAccessKey: "b" });
   });
 
+  test("payload signing: auto signs the body's SHA-256 over http to another host only; signed and unsigned as set", () => {
+    const signing = (env: Record<string, string>) => parseQueueConsumerConfig({ ...VALID, ...env }).s3.payloadSigning;
+    expect(signing({})).toBe("unsigned"); // AWS's https endpoints
+    expect(signing({ SVC_AUDIT_S3_ENDPOINT: "https://s3.example.net" })).toBe("unsigned");
+    expect(signing({ SVC_AUDIT_S3_ENDPOINT: "http://127.0.0.1:9000" })).toBe("unsigned");
+    expect(signing({ SVC_AUDIT_S3_ENDPOINT: "http://localhost:9000" })).toBe("unsigned");
+    expect(signing({ SVC_AUDIT_S3_ENDPOINT: "http://[::1]:9000" })).toBe("unsigned");
+    expect(signing({ SVC_AUDIT_S3_ENDPOINT: "http://minio.storage:9000" })).toBe("signed");
+    expect(signing({ SVC_AUDIT_S3_ENDPOINT: "http://127.0.0.1.example.net:9000" })).toBe("signed");
+    expect(signing({ SVC_AUDIT_S3_ENDPOINT: "http://minio:9000", SVC_AUDIT_S3_PAYLOAD_SIGNING: "unsigned" })).toBe(
+      "unsigned",
+    );
+    expect(signing({ SVC_AUDIT_S3_ENDPOINT: "https://s3.example.net", SVC_AUDIT_S3_PAYLOAD_SIGNING: "signed" })).toBe(
+      "signed",
+    );
+  });
+
   const bad: [string, Record<string, string | undefined>][] = [
+    ["SVC_AUDIT_S3_PAYLOAD_SIGNING", { SVC_AUDIT_S3_PAYLOAD_SIGNING: "sometimes" }],
     ["SVC_AUDIT_KAFKA_BROKERS", { SVC_AUDIT_KAFKA_BROKERS: "no-port" }],
     ["SVC_AUDIT_KAFKA_BROKERS", { SVC_AUDIT_KAFKA_BROKERS: undefined }],
     ["SVC_AUDIT_RETENTION_DAYS", { SVC_AUDIT_RETENTION_DAYS: undefined }],

@@ -183,8 +183,8 @@ export function s3Client(addresses: Addresses): S3Client {
  * The writer's own S3 client (`writerS3Client`: `fetch`, no SDK retries) on the stack's MinIO, for its PUTs. Reads go
  * through `s3Client`: `fetch` decodes a gzip object's body, which the SDK's response checksum then refuses.
  */
-export function writerClient(addresses: Addresses): S3Client {
-  return writerS3Client(s3Settings(addresses));
+export function writerClient(addresses: Addresses, payloadSigning: "signed" | "unsigned" = "unsigned"): S3Client {
+  return writerS3Client({ ...s3Settings(addresses), payloadSigning });
 }
 
 /** Every version of every object under `prefix`. */

@@ -1,13 +1,18 @@
 import { afterAll, describe, expect, test } from "bun:test";
+import { createHash } from "node:crypto";
 import { crc32, gunzipSync } from "node:zlib";
 import {
   DeleteObjectCommand,
   GetObjectCommand,
   GetObjectRetentionCommand,
   HeadObjectCommand,
+  PutObjectCommand,
+  type S3Client,
+  S3ServiceException,
 } from "@aws-sdk/client-s3";
 import { hangUpListener, rejectionOf } from "@svc/testkit";
 import { PartitionBatch, putBatchObject, QueueConsumerError } from "../index.ts";
+import { crc32Checksum } from "../src/put-batch-object.ts";
 import { writerS3Client } from "../src/s3-client.ts";
 import { bodyOf, listVersions, makeLines, s3Client, stackAddresses, testNames, writerClient } from "./helpers.ts";
 
@@ -106,6 +111,7 @@ describe("putBatchObject", () => {
       region: "us-east-1",
       credentials: { accessKeyId: "a", secretAccessKey: "b" },
       forcePathStyle: true,
+      payloadSigning: "unsigned",
     });
     try {
       const down = await rejectionOf(putBatchObject(dead, settings, sealed(1)), QueueConsumerError);
@@ -115,5 +121,58 @@ describe("putBatchObject", () => {
       dead.destroy();
       listener.stop();
     }
+  });
+
+  /** The headers of every request `client` sent, as signed (after the signer, before the wire). */
+  function sentHeaders(client: S3Client): Record<string, string>[] {
+    const sent: Record<string, string>[] = [];
+    client.middlewareStack.add(
+      (next) => (args) => {
+        sent.push({ ...(args.request as { headers: Record<string, string> }).headers });
+        return next(args);
+      },
+      { step: "finalizeRequest", priority: "low", name: "testSentHeaders" },
+    );
+    return sent;
+  }
+
+  for (const signing of ["unsigned", "signed"] as const) {
+    test(`payload ${signing}: the PUT is stored, its CRC-32 sent and signed, the body's SHA-256 ${signing === "signed" ? "signed" : "not computed"}`, async () => {
+      const client = writerClient(addresses, signing);
+      const sent = sentHeaders(client);
+      try {
+        const batch = sealed(3, 900n);
+        const written = await putBatchObject(client, settings, batch);
+        const body = await s3.send(new GetObjectCommand({ Bucket: "svc-audit", Key: written.key }));
+        expect((await bodyOf(body)).equals(batch.body)).toBe(true);
+        const put = sent.at(-1) ?? {};
+        const hash =
+          signing === "unsigned" ? "UNSIGNED-PAYLOAD" : createHash("sha256").update(batch.body).digest("hex");
+        expect(put["x-amz-content-sha256"]).toBe(hash);
+        expect(put.authorization).toContain("x-amz-checksum-crc32");
+        expect(put.authorization).toContain("x-amz-content-sha256");
+      } finally {
+        client.destroy();
+      }
+    });
+  }
+
+  test("payload unsigned: a body that does not match its CRC-32 is refused by S3 and nothing is stored", async () => {
+    const key = `${names.keyPrefix}crc-mismatch.jsonl`;
+    const body = Buffer.from('{"id":"x"}\n');
+    const error = await rejectionOf(
+      writer.send(
+        new PutObjectCommand({
+          Bucket: "svc-audit",
+          Key: key,
+          Body: body,
+          ContentLength: body.length,
+          ChecksumCRC32: crc32Checksum(Buffer.from("another body")),
+        }),
+      ),
+      S3ServiceException,
+    );
+    expect(error.$metadata.httpStatusCode).toBe(400);
+    expect(await listVersions(s3, "svc-audit", key)).toEqual([]);
   });
 });
