@@ -50,10 +50,15 @@ export class IndexReader {
     return histogram;
   }
 
-  /** `written_at` (epoch ms) of every object whose first record is not older than `sinceMs`, per partition. */
-  async objectTimes(sinceMs: number): Promise<Map<number, number[]>> {
+  /**
+   * Per partition, the `max_time` (epoch ms) of every object whose first record is not older than `sinceMs`: the
+   * line-written time of the newest record before each cut. It follows the writer's cuts (the cut less the record's
+   * pickup) without the PUT's and the index write's jitter, which `written_at` carries (percentiles.ts,
+   * `objectsPerHour`).
+   */
+  async objectCuts(sinceMs: number): Promise<Map<number, number[]>> {
     const rows = await this.sql.unsafe(
-      `SELECT partition, (extract(epoch FROM written_at) * 1000)::float8 AS at FROM ${this.table("objects")}
+      `SELECT partition, (extract(epoch FROM max_time) * 1000)::float8 AS at FROM ${this.table("objects")}
         WHERE min_time >= $1 ORDER BY 1, 2`,
       [new Date(sinceMs).toISOString()],
     );

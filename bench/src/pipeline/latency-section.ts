@@ -77,7 +77,7 @@ export async function runLatency(ctx: BenchContext, rate: number, batchMaxAgeMs:
     const stored = countOf(histogram);
     // Not durable when we stopped waiting: infinitely late for the percentiles (they are not left out).
     if (!drained && stored < written.records) histogram.set(Number.POSITIVE_INFINITY, written.records - stored);
-    const perPartition = await index.objectTimes(startedAt);
+    const perPartition = await index.objectCuts(startedAt);
     const hourly = [...perPartition.values()].map((times) => objectsPerHour(times) ?? 0);
     const figures: LatencyFigures = {
       rate,

@@ -35,15 +35,18 @@ export function countOf(histogram: Histogram): number {
 }
 
 /**
- * Objects per partition per hour, extrapolated from the objects one partition wrote: (objects − 1) over the span
- * between its first and last object — the steady cadence. With four objects or more the first and the last are
- * left out: they hold the run's partial first and last windows, whose smaller PUTs end sooner after their close
- * (the last one's ~50 ms sooner than a full 10 MB batch's made a cadence of exactly 10 s read 360.3). Undefined
- * with fewer than two objects or a zero span.
+ * Objects per partition per hour, extrapolated from the objects one partition wrote, each at the time of its newest
+ * record (`IndexReader.objectCuts`): (objects − 1) over the span between its first and last object — the steady
+ * cadence. With four objects or more the first and the last are left out: they hold the run's partial first and
+ * last windows (the last one ends at the last line written, not at a cut). Undefined with fewer than two objects or
+ * a zero span. Read from each object's PUT acknowledgement instead, the same objects gave estimates spread by the
+ * PUTs' jitter: five runs at 10k events/s, windows of 10.01 and 10.02 s (359.64 and 359.28 by construction), the
+ * busiest partition's estimate was 359.02–359.81 and 358.39–359.37 from the acknowledgements, 359.59–359.73 and
+ * 359.23–359.64 from the newest records (bench/README.md, "Objects per hour").
  */
-export function objectsPerHour(writtenAtMs: readonly number[]): number | undefined {
-  if (writtenAtMs.length < 2) return undefined;
-  const all = [...writtenAtMs].sort((a, b) => a - b);
+export function objectsPerHour(cutsMs: readonly number[]): number | undefined {
+  if (cutsMs.length < 2) return undefined;
+  const all = [...cutsMs].sort((a, b) => a - b);
   const sorted = all.length >= 4 ? all.slice(1, -1) : all;
   const span = (sorted[sorted.length - 1] ?? 0) - (sorted[0] ?? 0);
   if (span <= 0) return undefined;

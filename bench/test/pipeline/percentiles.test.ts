@@ -32,8 +32,8 @@ describe("objectsPerHour", () => {
   });
 
   test("the run's first and last objects (partial windows) are left out from four objects on", () => {
-    // Every 10 s, but the last (partial, smaller) object was durable 50 ms sooner after its close.
-    expect(objectsPerHour([0, 10_000, 20_000, 30_000, 39_950])).toBe(360);
+    // Every 10 s, but the writes stopped 4 s into the last window: its newest record is no cut.
+    expect(objectsPerHour([0, 10_000, 20_000, 30_000, 34_000])).toBe(360);
     // An extra object inside the run still counts.
     expect(objectsPerHour([0, 10_000, 15_000, 20_000, 30_000])).toBe(720);
     expect(objectsPerHour([0, 10_000, 19_950])).toBeCloseTo(360.9, 1);
