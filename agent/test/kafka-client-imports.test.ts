@@ -34,7 +34,10 @@ test("loading and using a non-strict producer compiles no validator; a strict on
     }
     console.log(JSON.stringify({ before, after: compiled, refused }));`;
   const kafkaDir = Bun.resolveSync("@platformatic/kafka/clients/producer", import.meta.dir);
-  const run = Bun.spawnSync([process.execPath, "-e", script], { cwd: kafkaDir.replace(/\/dist\/.*$/, ""), stderr: "pipe" });
+  const run = Bun.spawnSync([process.execPath, "-e", script], {
+    cwd: kafkaDir.replace(/\/dist\/.*$/, ""),
+    stderr: "pipe",
+  });
   expect(run.stderr.toString()).toBe("");
   const result = JSON.parse(run.stdout.toString()) as { before: number; after: number; refused: string };
   expect(result.before).toBe(0);
