@@ -6,6 +6,7 @@ export const BENCH_ERROR_CODES = [
   "BENCH_ARGS_INVALID",
   "BENCH_STEP_FAILED",
   "BENCH_TIMEOUT",
+  "BENCH_DISK_LOW",
 ] as const;
 
 export type BenchErrorCode = (typeof BENCH_ERROR_CODES)[number];

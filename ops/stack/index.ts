@@ -4,6 +4,7 @@ export { createContext } from "./src/context-factory.ts";
 export { livePid } from "./src/daemon.ts";
 export { STACK_ERROR_CODES, StackAggregateError, StackError, type StackErrorCode } from "./src/errors.ts";
 export { freePort, freePortSync } from "./src/free-port.ts";
+export { cacheDir, defaultStateDir } from "./src/paths.ts";
 export { cpuMsOf } from "./src/proc-process.ts";
 export { createProgress, silentProgress } from "./src/progress.ts";
 export { AUDIT_DAEMON_JSC_RAM_BYTES, jscHeapEnv } from "./src/services/audit-pipeline.ts";

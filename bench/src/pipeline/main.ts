@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { cpus, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
+import { defaultStateDir } from "@svc/stack";
 import { randomName, stackEnv } from "@svc/testkit";
 import { BenchTopics } from "../kafka-topics.ts";
 import { ProgressLine } from "../progress-line.ts";
@@ -9,6 +10,7 @@ import { runAgentAlone } from "./agent-section.ts";
 import { parseBenchArgs, type Section } from "./args.ts";
 import { runConsumerAlone } from "./consumer-section.ts";
 import type { BenchContext } from "./context.ts";
+import { checkDiskRoom, diskNeeds } from "./disk-room.ts";
 import { runEndToEnd } from "./end-to-end-section.ts";
 import { RECORD_BYTES } from "./generate-records.ts";
 import { runLatencies } from "./latency-section.ts";
@@ -35,6 +37,12 @@ const wants = (section: Section) => args.sections.includes(section);
 const present = servicesPresent();
 
 const run = randomName("bench");
+try {
+  checkDiskRoom(diskNeeds(args), tmpdir(), defaultStateDir(process.env));
+} catch (error) {
+  process.stderr.write(`${(error as Error).message}\n`);
+  process.exit(1);
+}
 const dir = mkdtempSync(join(tmpdir(), `${run}-`));
 const topics = new BenchTopics(stack.kafkaBrokers);
 const results: BenchResults = {

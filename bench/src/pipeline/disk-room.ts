@@ -1,0 +1,88 @@
+import { existsSync, statfsSync, statSync } from "node:fs";
+import { BenchError } from "../errors.ts";
+import type { BenchArgs } from "./args.ts";
+import { RECORD_BYTES } from "./generate-records.ts";
+import { latencyPlan } from "./latency-section.ts";
+
+/** A record in a Kafka log segment: the line and its record and batch overhead (measured ~430–450 B per 401 B). */
+const KAFKA_RECORD_BYTES = 450;
+/** A record in a MinIO object: the line (the object's erasure metadata is small beside a batch). */
+const OBJECT_RECORD_BYTES = RECORD_BYTES + 1;
+/** Room left over for the stack's own growth (WAL, logs) while the bench runs. */
+export const DISK_MARGIN_BYTES = 2 * 2 ** 30;
+
+export interface DiskNeeds {
+  /** The record file and `kcat -C`'s copy of it (the run's temporary directory). */
+  tempBytes: number;
+  /** Kafka's topics (deleted at the end of the run) and MinIO's objects (kept for their retention) together. */
+  stackBytes: number;
+}
+
+/**
+ * What a run writes to disk, as `args` asks: the record file; per throughput round three topics of every record
+ * (kcat's, the agent's, end to end's), `kcat -C`'s file, and two objects' worth of every record (the consumer's and
+ * end to end's); per latency row its records in a topic and in objects. Topics go at the end of the run; objects
+ * stay under Object Lock for the bucket's retention (the stack's bucket: 1 day, then its lifecycle removes them a
+ * day later), so runs in a row add up.
+ */
+export function diskNeeds(
+  args: Pick<BenchArgs, "records" | "rates" | "seconds" | "batchAges" | "rounds" | "sections">,
+): DiskNeeds {
+  const wants = (section: BenchArgs["sections"][number]) => args.sections.includes(section);
+  const throughput = wants("peers") || wants("agent") || wants("consumer") || wants("e2e");
+  const rounds = throughput ? args.rounds : 0;
+  const latencyRecords = wants("latency")
+    ? latencyPlan(args.rates, args.batchAges).reduce((sum, { rate }) => sum + rate * args.seconds, 0)
+    : 0;
+  const topicsPerRound =
+    (wants("peers") ? 1 : 0) + (wants("agent") || wants("consumer") ? 1 : 0) + (wants("e2e") ? 1 : 0);
+  const objectsPerRound = (wants("consumer") ? 1 : 0) + (wants("e2e") ? 1 : 0);
+  const records = args.records;
+  return {
+    tempBytes: records * OBJECT_RECORD_BYTES * (wants("peers") ? 2 : 1),
+    stackBytes:
+      rounds * records * (topicsPerRound * KAFKA_RECORD_BYTES + objectsPerRound * OBJECT_RECORD_BYTES) +
+      latencyRecords * (KAFKA_RECORD_BYTES + OBJECT_RECORD_BYTES),
+  };
+}
+
+const gb = (bytes: number) => `${(bytes / 1e9).toFixed(1)} GB`;
+
+/** Bytes free to an unprivileged writer on the file system that holds `path`. */
+export function freeBytes(path: string): number {
+  const stats = statfsSync(path);
+  return Number(stats.bavail) * Number(stats.bsize);
+}
+
+/**
+ * Refuses a run that would fill a disk (`BENCH_DISK_LOW`): a full disk stops Kafka and MinIO mid-run and every row
+ * after fails. `tempDir` holds the record file; `stateDir` is the local stack's (skipped when the stack is not on
+ * this machine). Where both are on one file system, their needs add up.
+ */
+export function checkDiskRoom(needs: DiskNeeds, tempDir: string, stateDir: string | undefined): void {
+  const places = [{ path: tempDir, bytes: needs.tempBytes, what: "the record file" }];
+  if (stateDir !== undefined && existsSync(stateDir)) {
+    places.push({ path: stateDir, bytes: needs.stackBytes, what: "Kafka's topics and MinIO's objects" });
+  }
+  const byDevice = new Map<number, { path: string; bytes: number; what: string[] }>();
+  for (const place of places) {
+    const device = Number(statSync(place.path).dev);
+    const entry = byDevice.get(device) ?? { path: place.path, bytes: 0, what: [] };
+    entry.bytes += place.bytes;
+    entry.what.push(place.what);
+    byDevice.set(device, entry);
+  }
+  for (const { path, bytes, what } of byDevice.values()) {
+    const free = freeBytes(path);
+    if (free < bytes + DISK_MARGIN_BYTES) {
+      throw new BenchError(
+        "BENCH_DISK_LOW",
+        `this run writes about ${gb(bytes)} (${what.join(" and ")}) on the file system of ${path}, which has ` +
+          `${gb(free)} free (${gb(DISK_MARGIN_BYTES)} kept spare): fewer --records, --rounds or rates, or room — ` +
+          "each run's objects stay in MinIO under Object Lock for the bucket's retention, and `ops/dev down --purge` " +
+          "empties the local stack",
+        { subject: path },
+      );
+    }
+  }
+}
