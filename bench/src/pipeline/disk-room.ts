@@ -8,22 +8,24 @@ import { latencyPlan } from "./latency-section.ts";
 const KAFKA_RECORD_BYTES = 450;
 /** A record in a MinIO object: the line (the object's erasure metadata is small beside a batch). */
 const OBJECT_RECORD_BYTES = RECORD_BYTES + 1;
-/** Room left over for the stack's own growth (WAL, logs) while the bench runs. */
-export const DISK_MARGIN_BYTES = 2 * 2 ** 30;
+/** An indexed record in PostgreSQL: its `events` row, its two B-tree entries and its share of the rollups. */
+const INDEX_RECORD_BYTES = 400;
+/** Room left over for the stack's own growth while the bench runs: PostgreSQL's WAL (`max_wal_size` 4 GiB), logs. */
+export const DISK_MARGIN_BYTES = 4 * 2 ** 30;
 
 export interface DiskNeeds {
-  /** The record file and `kcat -C`'s copy of it (the run's temporary directory). */
+  /** The run's temporary directory: the record file, `kcat -C`'s copy per round, each latency row's file. */
   tempBytes: number;
-  /** Kafka's topics (deleted at the end of the run) and MinIO's objects (kept for their retention) together. */
+  /** Kafka's topics, PostgreSQL's index (both dropped at the end of the run) and MinIO's objects (kept). */
   stackBytes: number;
 }
 
 /**
  * What a run writes to disk, as `args` asks: the record file; per throughput round three topics of every record
- * (kcat's, the agent's, end to end's), `kcat -C`'s file, and two objects' worth of every record (the consumer's and
- * end to end's); per latency row its records in a topic and in objects. Topics go at the end of the run; objects
- * stay under Object Lock for the bucket's retention (the stack's bucket: 1 day, then its lifecycle removes them a
- * day later), so runs in a row add up.
+ * (kcat's, the agent's, end to end's), `kcat -C`'s file, and two objects and index rows' worth of every record (the
+ * consumer's and end to end's); per latency row its file and its records in a topic, objects and index rows. Topics,
+ * index schemas and files go at the end of the run; objects stay under Object Lock for the bucket's retention (the
+ * stack's bucket: 1 day, then its lifecycle removes them a day later), so runs in a row add up.
  */
 export function diskNeeds(
   args: Pick<BenchArgs, "records" | "rates" | "seconds" | "batchAges" | "rounds" | "sections">,
@@ -38,11 +40,12 @@ export function diskNeeds(
     (wants("peers") ? 1 : 0) + (wants("agent") || wants("consumer") ? 1 : 0) + (wants("e2e") ? 1 : 0);
   const objectsPerRound = (wants("consumer") ? 1 : 0) + (wants("e2e") ? 1 : 0);
   const records = args.records;
+  const stored = OBJECT_RECORD_BYTES + INDEX_RECORD_BYTES;
   return {
-    tempBytes: records * OBJECT_RECORD_BYTES * (wants("peers") ? 2 : 1),
+    tempBytes: (records * (1 + (wants("peers") ? rounds : 0)) + latencyRecords) * OBJECT_RECORD_BYTES,
     stackBytes:
-      rounds * records * (topicsPerRound * KAFKA_RECORD_BYTES + objectsPerRound * OBJECT_RECORD_BYTES) +
-      latencyRecords * (KAFKA_RECORD_BYTES + OBJECT_RECORD_BYTES),
+      rounds * records * (topicsPerRound * KAFKA_RECORD_BYTES + objectsPerRound * stored) +
+      latencyRecords * (KAFKA_RECORD_BYTES + stored),
   };
 }
 
@@ -78,7 +81,7 @@ export function checkDiskRoom(needs: DiskNeeds, tempDir: string, stateDir: strin
       throw new BenchError(
         "BENCH_DISK_LOW",
         `this run writes about ${gb(bytes)} (${what.join(" and ")}) on the file system of ${path}, which has ` +
-          `${gb(free)} free (${gb(DISK_MARGIN_BYTES)} kept spare): fewer --records, --rounds or rates, or room — ` +
+          `${gb(free)} free (${gb(DISK_MARGIN_BYTES)} kept spare for PostgreSQL's WAL and the logs): fewer --records, --rounds or rates, or room — ` +
           "each run's objects stay in MinIO under Object Lock for the bucket's retention, and `ops/dev down --purge` " +
           "empties the local stack",
         { subject: path },

@@ -11,7 +11,7 @@ const dir = mkdtempSync(join(tmpdir(), "disk-room-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe("diskNeeds", () => {
-  test("the full run: three topics and two objects' worth of every record per round, and the latency rows' records", () => {
+  test("the full run: three topics and two objects and index rows' worth of every record per round, and the latency rows", () => {
     const args = parseBenchArgs(
       ["--records", "1M", "--rates", "1000,10000", "--seconds", "60", "--rounds", "3"].concat([
         "--batch-ages",
@@ -19,20 +19,33 @@ describe("diskNeeds", () => {
       ]),
     );
     const needs = diskNeeds(args);
-    expect(needs.tempBytes).toBe(2 * 1_000_000 * 401);
-    const perRound = 1_000_000 * (3 * 450 + 2 * 401);
     // 1k/s and 10k/s at 9 s, and 10k/s again at 10.01 s.
-    const latency = (1000 + 10_000 + 10_000) * 60 * (450 + 401);
-    expect(needs.stackBytes).toBe(3 * perRound + latency);
+    const latencyRecords = (1000 + 10_000 + 10_000) * 60;
+    // The record file, kcat -C's copy per round, the latency rows' files.
+    expect(needs.tempBytes).toBe((1_000_000 * 4 + latencyRecords) * 401);
+    const perRound = 1_000_000 * (3 * 450 + 2 * (401 + 400));
+    expect(needs.stackBytes).toBe(3 * perRound + latencyRecords * (450 + 401 + 400));
   });
 
   test("only what the sections write: the agent alone fills one topic per round and no object", () => {
     const agent = diskNeeds(parseBenchArgs(["--only", "agent", "--records", "100k", "--rounds", "2"]));
     expect(agent).toEqual({ tempBytes: 100_000 * 401, stackBytes: 2 * 100_000 * 450 });
     const latency = diskNeeds(
-      parseBenchArgs(["--only", "latency", "--rates", "1000", "--seconds", "10", "--batch-ages", "9000"]),
+      parseBenchArgs([
+        "--only",
+        "latency",
+        "--records",
+        "10k",
+        "--rates",
+        "1000",
+        "--seconds",
+        "10",
+        "--batch-ages",
+        "9000",
+      ]),
     );
-    expect(latency.stackBytes).toBe(1000 * 10 * (450 + 401));
+    // The record file is written whatever the sections; a latency row writes its own file too.
+    expect(latency).toEqual({ tempBytes: (10_000 + 1000 * 10) * 401, stackBytes: 1000 * 10 * (450 + 401 + 400) });
   });
 });
 
