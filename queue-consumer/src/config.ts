@@ -22,7 +22,12 @@ const integer = (options: { minimum: number; maximum: number; default?: number; 
 function payloadSigning(setting: string, endpoint: string | undefined): "signed" | "unsigned" {
   if (setting === "signed" || setting === "unsigned") return setting;
   if (endpoint === undefined) return "unsigned";
-  const url = new URL(endpoint);
+  let url: URL;
+  try {
+    url = new URL(endpoint);
+  } catch {
+    throw invalid("SVC_AUDIT_S3_ENDPOINT", `not a URL (got ${JSON.stringify(endpoint)})`);
+  }
   const loopback = url.hostname === "localhost" || url.hostname === "[::1]" || /^127(\.\d{1,3}){3}$/.test(url.hostname);
   return url.protocol === "https:" || loopback ? "unsigned" : "signed";
 }

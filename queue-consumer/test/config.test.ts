@@ -82,6 +82,7 @@ describe("parseQueueConsumerConfig", () => {
     ["SVC_AUDIT_KAFKA_SESSION_TIMEOUT_MS", { SVC_AUDIT_KAFKA_SESSION_TIMEOUT_MS: "100" }],
     ["SVC_AUDIT_S3_SECRET_KEY", { SVC_AUDIT_S3_ACCESS_KEY: "only-one" }],
     ["SVC_AUDIT_S3_ENDPOINT", { SVC_AUDIT_S3_ENDPOINT: "ftp://x" }],
+    ["SVC_AUDIT_S3_ENDPOINT", { SVC_AUDIT_S3_ENDPOINT: "http://[not-a-host" }],
     ["SVC_AUDIT_METRICS_PORT", { SVC_AUDIT_METRICS_PORT: "70000" }],
     ["SVC_AUDIT_LOG_LEVEL", { SVC_AUDIT_LOG_LEVEL: "loud" }],
   ];
