@@ -18,6 +18,6 @@ export { type PrivateServers, startPrivateServers } from "./src/private-servers.
 export { type PrivateStack, preparePrivateStack } from "./src/private-stack.ts";
 export { type SeededRealm, seedTestRealm } from "./src/seeded-realm.ts";
 export { serviceAccountKubeConfig } from "./src/service-account-config.ts";
-export { type StackEnv, stackEnv } from "./src/stack-env.ts";
+export { type StackEnv, stackEnv, stackS3Settings } from "./src/stack-env.ts";
 export { packageImports } from "./src/static-imports.ts";
 export { inTempDir, type TempDir, tempDir } from "./src/temp-dir.ts";

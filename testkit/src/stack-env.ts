@@ -51,3 +51,13 @@ export function stackEnv(env: Record<string, string | undefined> = process.env):
     kubeconfig: get("SVC_STACK_KUBECONFIG"),
   };
 }
+
+/** The stack's MinIO as S3 client settings (`new S3Client(stackS3Settings())`): path-style, its root credentials. */
+export function stackS3Settings(s3: StackEnv["s3"] = stackEnv().s3) {
+  return {
+    endpoint: s3.endpoint,
+    region: s3.region,
+    forcePathStyle: true,
+    credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
+  };
+}

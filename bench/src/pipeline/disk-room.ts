@@ -59,11 +59,16 @@ export function freeBytes(path: string): number {
 
 /**
  * Refuses a run that would fill a disk (`BENCH_DISK_LOW`): a full disk stops Kafka and MinIO mid-run and every row
- * after fails. `tempDir` holds the record file; `stateDir` is the local stack's (skipped when the stack is not on
- * this machine). Where both are on one file system, their needs add up.
+ * after fails. `tempDir` holds the run's files; `stateDir` is the local stack's (skipped when the stack is not on
+ * this machine). Where both are on one file system, their needs add up. `marginBytes` is kept free beyond them.
  */
-export function checkDiskRoom(needs: DiskNeeds, tempDir: string, stateDir: string | undefined): void {
-  const places = [{ path: tempDir, bytes: needs.tempBytes, what: "the record file" }];
+export function checkDiskRoom(
+  needs: DiskNeeds,
+  tempDir: string,
+  stateDir: string | undefined,
+  marginBytes = DISK_MARGIN_BYTES,
+): void {
+  const places = [{ path: tempDir, bytes: needs.tempBytes, what: "the run's files" }];
   if (stateDir !== undefined && existsSync(stateDir)) {
     places.push({ path: stateDir, bytes: needs.stackBytes, what: "Kafka's topics and MinIO's objects" });
   }
@@ -77,11 +82,11 @@ export function checkDiskRoom(needs: DiskNeeds, tempDir: string, stateDir: strin
   }
   for (const { path, bytes, what } of byDevice.values()) {
     const free = freeBytes(path);
-    if (free < bytes + DISK_MARGIN_BYTES) {
+    if (free < bytes + marginBytes) {
       throw new BenchError(
         "BENCH_DISK_LOW",
         `this run writes about ${gb(bytes)} (${what.join(" and ")}) on the file system of ${path}, which has ` +
-          `${gb(free)} free (${gb(DISK_MARGIN_BYTES)} kept spare for PostgreSQL's WAL and the logs): fewer --records, --rounds or rates, or room — ` +
+          `${gb(free)} free (${gb(marginBytes)} kept spare for PostgreSQL's WAL and the logs): fewer --records, --rounds or rates, or room — ` +
           "each run's objects stay in MinIO under Object Lock for the bucket's retention, and `ops/dev down --purge` " +
           "empties the local stack",
         { subject: path },

@@ -8,12 +8,16 @@ type Measure = keyof ThroughputRound;
 
 const perSecond = (f: ShipFigures) => ratePerSecond(f.records, f.ms);
 const megabytes = (f: ShipFigures) => ratePerSecond(f.bytes, f.ms) / 1e6;
-const peakMiB = (f: ShipFigures) => (f.peakRss === 0 ? undefined : f.peakRss / MiB);
+/** Bytes of a peak RSS in MiB; 0 (not sampled) is no figure. */
+const mib = (bytes: number | undefined) => (bytes === undefined || bytes === 0 ? undefined : bytes / MiB);
+const peakMiB = (f: ShipFigures) => mib(f.peakRss);
 const cpuMicros = (f: ShipFigures) =>
   f.cpuMs === undefined || f.records === 0 ? undefined : (f.cpuMs * 1000) / f.records;
 
-const rss = (bytes: number | undefined): Figure | undefined =>
-  bytes === undefined || bytes === 0 ? undefined : { value: bytes / MiB, unit: "MiB" };
+const rss = (bytes: number | undefined): Figure | undefined => {
+  const value = mib(bytes);
+  return value === undefined ? undefined : { value, unit: "MiB" };
+};
 const ms = (value: number | undefined): Figure | undefined => (value === undefined ? undefined : { value, unit: "ms" });
 
 function both(a: boolean | undefined, b: boolean | undefined): boolean | undefined {
@@ -101,16 +105,15 @@ export function benchRows(results: BenchResults): BenchRow[] {
     measure: "line written → object durable",
     ours: figure("endToEnd", megabytes, "MB/s"),
   });
-  const megabytesOrNone = (bytes: number) => (bytes === 0 ? undefined : bytes / MiB);
   rows.push({
     section: "end to end",
     measure: "peak RSS agent",
-    ours: figure("endToEnd", (f) => megabytesOrNone(f.agentRss), "MiB"),
+    ours: figure("endToEnd", (f) => mib(f.agentRss), "MiB"),
   });
   rows.push({
     section: "end to end",
     measure: "peak RSS consumer",
-    ours: figure("endToEnd", (f) => megabytesOrNone(f.consumerRss), "MiB"),
+    ours: figure("endToEnd", (f) => mib(f.consumerRss), "MiB"),
   });
 
   const defaultAge = results.workload.batchAges[0];

@@ -14,7 +14,15 @@ import { status } from "@grpc/grpc-js";
 import { parseRecordLine } from "@svc/audit-record";
 import { HealthCheckResponse_ServingStatus, KeyKind, KeyState } from "@svc/proto";
 import { createClient, SdkError, type SvcClient } from "@svc/sdk";
-import { randomName, rejectionOf, type SeededRealm, seedTestRealm, stackEnv, waitFor } from "@svc/testkit";
+import {
+  randomName,
+  rejectionOf,
+  type SeededRealm,
+  seedTestRealm,
+  stackEnv,
+  stackS3Settings,
+  waitFor,
+} from "@svc/testkit";
 import { SQL } from "bun";
 import { bootstrapStore, createRootCa, KeyStore, type Kms, KmsError } from "../index.ts";
 import { type KmsAuditInstance, startKmsAuditInstance } from "./support/audit-instance.ts";
@@ -70,13 +78,7 @@ beforeAll(async () => {
   env = kmsEnv({ pgUrl: stackEnv().postgresUrl, schema, issuer: realm.issuer, dir, passphrase: PASSPHRASE });
   kms = await startTestKms(env);
   instance = await startKmsAuditInstance(join(dir, "kms-audit.jsonl"), dir);
-  const stack = stackEnv();
-  s3 = new S3Client({
-    endpoint: stack.s3.endpoint,
-    region: stack.s3.region,
-    forcePathStyle: true,
-    credentials: { accessKeyId: stack.s3.accessKeyId, secretAccessKey: stack.s3.secretAccessKey },
-  });
+  s3 = new S3Client(stackS3Settings());
 }, 60_000);
 
 afterAll(async () => {

@@ -11,12 +11,18 @@ export function ephemeralStartOf(text: string): number {
   return Number.isInteger(first) && first > 0 && first <= 65_535 ? first : DEFAULT_EPHEMERAL_START;
 }
 
+let ephemeralStartKept: number | undefined;
+
+/** The kernel's ephemeral range start, read once per process. */
 function ephemeralStart(): number {
-  try {
-    return ephemeralStartOf(readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "latin1"));
-  } catch {
-    return DEFAULT_EPHEMERAL_START;
+  if (ephemeralStartKept === undefined) {
+    try {
+      ephemeralStartKept = ephemeralStartOf(readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "latin1"));
+    } catch {
+      ephemeralStartKept = DEFAULT_EPHEMERAL_START;
+    }
   }
+  return ephemeralStartKept;
 }
 
 /** Whether a listener can bind `port` on loopback now (the probe is closed again at once). */

@@ -15,6 +15,7 @@ import {
   type SeededRealm,
   seedTestRealm,
   stackEnv,
+  stackS3Settings,
   type TempDir,
   tempDir,
   waitFor,
@@ -155,12 +156,7 @@ describeWithServers("the KMS and its audit instance as stack servers", () => {
     const bootstrap = indexed.find((row) => row.action === "kms.bootstrap");
     expect(bootstrap?.bucket).toBe("svc-kms-audit");
     expect(bootstrap?.key.startsWith(keyPrefix)).toBe(true);
-    const s3 = new S3Client({
-      endpoint: stackEnv().s3.endpoint,
-      region: stackEnv().s3.region,
-      forcePathStyle: true,
-      credentials: { accessKeyId: stackEnv().s3.accessKeyId, secretAccessKey: stackEnv().s3.secretAccessKey },
-    });
+    const s3 = new S3Client(stackS3Settings());
     try {
       const object = await s3.send(new GetObjectCommand({ Bucket: "svc-kms-audit", Key: bootstrap?.key ?? "" }));
       const text = (await object.Body?.transformToString("utf8")) ?? "";

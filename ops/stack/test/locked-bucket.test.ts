@@ -7,18 +7,12 @@ import {
   S3Client,
   S3ServiceException,
 } from "@aws-sdk/client-s3";
-import { randomName, rejectionOf, stackEnv } from "@svc/testkit";
+import { randomName, rejectionOf, stackS3Settings } from "@svc/testkit";
 import { StackError } from "../src/errors.ts";
 import { bucketExists, ensureLockedBucket, type S3Sender } from "../src/services/locked-bucket.ts";
 import { stackLifecycle } from "../src/services/minio.ts";
 
-const { s3: settings } = stackEnv();
-const s3 = new S3Client({
-  endpoint: settings.endpoint,
-  region: settings.region,
-  forcePathStyle: true,
-  credentials: { accessKeyId: settings.accessKeyId, secretAccessKey: settings.secretAccessKey },
-});
+const s3 = new S3Client(stackS3Settings());
 const made: string[] = [];
 afterAll(async () => {
   // Empty buckets go, Object Lock or not.

@@ -9,15 +9,9 @@ import {
   S3Client,
   S3ServiceException,
 } from "@aws-sdk/client-s3";
-import { bucketPrefix, stackEnv } from "@svc/testkit";
+import { bucketPrefix, stackS3Settings } from "@svc/testkit";
 
-const { s3: s3Env } = stackEnv();
-const s3 = new S3Client({
-  endpoint: s3Env.endpoint,
-  region: s3Env.region,
-  forcePathStyle: true,
-  credentials: { accessKeyId: s3Env.accessKeyId, secretAccessKey: s3Env.secretAccessKey },
-});
+const s3 = new S3Client(stackS3Settings());
 
 test("the stack's audit buckets exist with Object Lock and COMPLIANCE default retention", async () => {
   for (const bucket of ["svc-audit", "svc-kms-audit"]) {

@@ -6,7 +6,15 @@ import { componentAuthFixture, ReplicaProcess } from "@svc/component-runtime/tes
 import { loadKubeConfig, makeKubeClient } from "@svc/kube";
 import { ORCHESTRATOR_MAIN } from "@svc/orchestrator";
 import { ComputeServiceClient } from "@svc/proto";
-import { bucketPrefix, createTestNamespace, leaseName, randomName, stackEnv, type TestNamespace } from "@svc/testkit";
+import {
+  bucketPrefix,
+  createTestNamespace,
+  leaseName,
+  randomName,
+  stackEnv,
+  stackS3Settings,
+  type TestNamespace,
+} from "@svc/testkit";
 import { SQL } from "bun";
 import { COMPUTE_MAIN } from "../../index.ts";
 
@@ -29,12 +37,7 @@ export async function computeHarness(purpose: string) {
   const prefix = bucketPrefix(purpose);
   const sql = new SQL({ url: stack.postgresUrl, max: 2 });
   await ensureModelTables(sql, schema);
-  const s3 = new S3Client({
-    endpoint: stack.s3.endpoint,
-    region: stack.s3.region,
-    credentials: { accessKeyId: stack.s3.accessKeyId, secretAccessKey: stack.s3.secretAccessKey },
-    forcePathStyle: true,
-  });
+  const s3 = new S3Client(stackS3Settings(stack.s3));
   const kubeconfig = loadKubeConfig(stack.kubeconfig);
   const core = makeKubeClient(kubeconfig, CoreV1Api);
   let namespace: TestNamespace | undefined;
