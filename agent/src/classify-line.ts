@@ -100,7 +100,7 @@ function scannedKey(b: Buffer, start: number, end: number): TenantKey | undefine
 // Records written close together share their `time` (ms resolution): the last well-formed one is kept.
 let lastTimeBytes: Buffer = Buffer.alloc(0);
 
-/** Whether `time` has the schema's `date-time` format (RFC 3339 that `Date.parse` reads). */
+/** Whether `time` has the schema's `date-time` format (`recordTimeMs`: RFC 3339 that PostgreSQL can index). */
 function wellFormedTime(b: Uint8Array, start: number, end: number): boolean {
   if (sameBytes(b, start, end, lastTimeBytes)) return true;
   const time = latin1(b, start, end);

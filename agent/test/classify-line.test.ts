@@ -35,6 +35,7 @@ describe("classifyLine's fast path agrees with the schema", () => {
     JSON.stringify({ ...base(), time: "2026-11-23T10:00:00.123456+02:00" }),
     JSON.stringify({ ...base(), time: "2026-13-45T10:00:00Z" }),
     JSON.stringify({ ...base(), time: "2026-11-23 10:00:00Z" }),
+    JSON.stringify({ ...base(), time: "2026-02-30T10:00:00Z" }),
     JSON.stringify({ ...base(), attributes: { api_key: "k" } }),
     JSON.stringify({ ...base(), attributes: { privateKey: "k" } }),
     JSON.stringify({ ...base(), attributes: { max_tokens: "5" } }),
@@ -49,6 +50,15 @@ describe("classifyLine's fast path agrees with the schema", () => {
       if (got.kind === "record" && expected) {
         expect(got.key?.toString()).toBe(expected.key as string);
       }
+    }
+  });
+
+  test("a time on a date that does not exist is dead-lettered (PostgreSQL could not index it)", () => {
+    for (const time of ["2026-02-30T10:00:00Z", "2026-02-29T10:00:00Z", "2026-04-31T10:00:00Z"]) {
+      expect({ time, kind: classify(Buffer.from(JSON.stringify({ ...base(), time }))).kind }).toEqual({
+        time,
+        kind: "dead-letter",
+      });
     }
   });
 

@@ -5,7 +5,7 @@ export interface IndexedEvent {
   id: string;
   tenant_id: string;
   time: string;
-  /** `time` in epoch milliseconds (truncated, as `Date.parse` reads it). */
+  /** `time` in epoch milliseconds (fraction truncated: `recordTimeMs`). */
   timeMs: number;
   principal_id: string;
   action: string;

@@ -30,10 +30,12 @@ describe("PartitionBatch", () => {
     batch.add(Buffer.from("not json"), 1n, 0, 1);
     batch.add(line("dup"), 2n, 0, 1);
     batch.add(Buffer.from('{"id":"x","time":"yesterday"}'), 3n, 0, 1);
+    // a date that does not exist: PostgreSQL would refuse it, and the batch's index write could never succeed
+    batch.add(line("feb30", "t1", "2026-02-30T09:15:00Z"), 4n, 0, 1);
     const sealed = batch.seal();
-    expect(sealed.records).toBe(4);
+    expect(sealed.records).toBe(5);
     expect(sealed.events.map((e) => e.id)).toEqual(["dup"]);
-    expect(sealed.unindexable).toBe(2);
+    expect(sealed.unindexable).toBe(3);
   });
 
   test("a batch that outgrows its buffer moves to a larger one, lines and byte ranges kept", () => {

@@ -3,17 +3,7 @@ import { TypeCompiler } from "@sinclair/typebox/compiler";
 import { Value } from "@sinclair/typebox/value";
 import { type AuditRecord, AuditRecordSchema, isSensitiveAttribute } from "./audit-record.ts";
 import { AuditRecordError } from "./errors.ts";
-
-const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
-/**
- * A record's `time` in epoch milliseconds, or undefined when it is not the schema's `date-time`: RFC 3339 with an
- * explicit offset (what PostgreSQL's timestamptz reads as `Date.parse` does) that `Date.parse` reads.
- */
-export function recordTimeMs(value: string): number | undefined {
-  if (!RFC3339.test(value)) return undefined;
-  const ms = Date.parse(value);
-  return Number.isNaN(ms) ? undefined : ms;
-}
+import { recordTimeMs } from "./record-time.ts";
 
 if (!FormatRegistry.Has("date-time")) {
   FormatRegistry.Set("date-time", (value) => recordTimeMs(value) !== undefined);

@@ -12,7 +12,7 @@
  *   (the sensitive-name check) and a `false` from it refuses the line;
  * - nothing but JSON whitespace after the closing brace.
  *
- * `time` is only located here; the caller checks its format (RFC 3339 + `Date.parse`), as the schema's `date-time`
+ * `time` is only located here; the caller checks its format (`recordTimeMs`), as the schema's `date-time`
  * format does. Every string field is located (`ScanResult`): the agent reads the tenants (the record key), the
  * writer the index fields, without decoding the rest.
  * `test/scan-record.test.ts` holds it against `JSON.parse` + `validateRecord`, by cases and by mutation (and the
