@@ -16,10 +16,13 @@ const UTC_ORIGIN = "0001-01-01T00:00:00Z";
 
 const UNIQUE_VIOLATION = "23505";
 
-type TextColumn = "id" | "tenant_id" | "time" | "principal_id" | "action" | "result" | "resource";
+/** The origin of the plain path's times, sent as microseconds since it. */
+const EPOCH = "1970-01-01T00:00:00Z";
+
+type TextColumn = "id" | "tenant_id" | "principal_id" | "action" | "result" | "resource";
 type IntegerColumn = "byte_start" | "byte_length";
 
-/** A chunk's events as one array literal per column (`unnest`'s input). */
+/** A chunk's events as one array literal per column (`unnest`'s input); the times are sent by each path its way. */
 function eventColumns(
   chunk: readonly IndexedEvent[],
   backslashes: boolean,
@@ -33,7 +36,6 @@ function eventColumns(
   return {
     id: text("id"),
     tenant_id: text("tenant_id"),
-    time: text("time"),
     principal_id: text("principal_id"),
     action: text("action"),
     result: text("result"),
@@ -43,21 +45,52 @@ function eventColumns(
   };
 }
 
+/** The chunk's times as they are written (the path of duplicates: PostgreSQL parses them). */
+function timeTexts(chunk: readonly IndexedEvent[], backslashes: boolean): string {
+  return textArrayLiteral(
+    chunk.map((event) => event.time),
+    backslashes,
+  );
+}
+
+/** Largest epoch microsecond count (either sign) a double holds exactly: 2^53 − 1, the years 1684 to 2255. */
+const EXACT_MICROS = Number.MAX_SAFE_INTEGER;
+
 /**
- * Whether `rollups` bins this event as PostgreSQL would: `Date.parse` truncates to the millisecond, PostgreSQL rounds
- * to the microsecond, so only a time with more than six fractional digits can land in another bin there (…59.9999995
- * rounds up to the next minute). Such a chunk is counted by PostgreSQL itself (the duplicate path's statement).
+ * The event's time in epoch microseconds, as PostgreSQL stores it, for the plain path, which sends the times as
+ * integers (`epoch + n µs`): parsing 10,000 RFC 3339 strings per statement was about a tenth of PostgreSQL's CPU
+ * per row (docs/audit-storage.md, "Write, per batch"). Undefined when the plain path must not take the event: more
+ * than six fractional digits (PostgreSQL rounds to the microsecond where `timeMs` truncates to the millisecond, so
+ * the rollups' bins could differ: …59.9999995 is the next minute there), or a time before 1684 or after 2255, whose
+ * microsecond count a double does not hold exactly. A chunk holding such an event goes in as duplicates do, its times as text.
  */
-function binnedHere(event: IndexedEvent): boolean {
+function epochMicros(event: IndexedEvent): number | undefined {
   const time = event.time;
-  if (time.charCodeAt(19) !== 0x2e) return true; // no fraction (RFC 3339 puts it at 19)
-  let digits = 0;
-  for (let i = 20; i < time.length; i += 1) {
-    const c = time.charCodeAt(i);
-    if (c < 0x30 || c > 0x39) break;
-    digits += 1;
+  let micros = 0;
+  if (time.charCodeAt(19) === 0x2e) {
+    // RFC 3339 puts the fraction at 19: timeMs holds its first three digits, the next three are microseconds
+    let digits = 0;
+    for (let i = 20; i < time.length; i += 1) {
+      const c = time.charCodeAt(i);
+      if (c < 0x30 || c > 0x39) break;
+      digits += 1;
+      if (digits > 6) return undefined;
+      if (digits > 3) micros += (c - 0x30) * 10 ** (6 - digits);
+    }
   }
-  return digits <= 6;
+  const total = event.timeMs * 1000 + micros;
+  return Math.abs(total) <= EXACT_MICROS ? total : undefined;
+}
+
+/** Every event's `epochMicros`, or undefined when one has none. */
+function timesInMicros(chunk: readonly IndexedEvent[]): number[] | undefined {
+  const micros: number[] = new Array(chunk.length);
+  for (let i = 0; i < chunk.length; i += 1) {
+    const value = epochMicros(chunk[i] as IndexedEvent);
+    if (value === undefined) return undefined;
+    micros[i] = value;
+  }
+  return micros;
 }
 
 /** The SQLSTATE of a PostgreSQL error (Bun's `errno`), if any. */
@@ -117,19 +150,20 @@ export async function writeBatchIndex(
       for (let start = 0; start < events.length; start += EVENTS_PER_STATEMENT) {
         const chunk = events.slice(start, start + EVENTS_PER_STATEMENT);
         const input = eventColumns(chunk, batch.backslashes);
+        const micros = timesInMicros(chunk);
         // Usually none of the events was indexed before: a plain INSERT (no conflict check per row) and rollups
         // grouped here. A duplicate (a batch written again, a record shipped twice) fails it with 23505; the
         // savepoint undoes it, and the statement that skips indexed events and counts only the rest runs instead.
         const plain =
-          chunk.every(binnedHere) &&
+          micros !== undefined &&
           (await tx
             .savepoint(async (sp) => {
               await sp`
               INSERT INTO ${table("events")} (id, tenant_id, time, principal_id, action, result, resource, object_id,
                                               byte_start, byte_length)
-              SELECT id, tenant_id, time::timestamptz, principal_id, action, result, resource,
-                     ${objectId.toString()}::bigint, byte_start, byte_length
-              FROM unnest(${input.id}::text[], ${input.tenant_id}::text[], ${input.time}::text[],
+              SELECT id, tenant_id, ${EPOCH}::timestamptz + time * interval '1 microsecond', principal_id, action,
+                     result, resource, ${objectId.toString()}::bigint, byte_start, byte_length
+              FROM unnest(${input.id}::text[], ${input.tenant_id}::text[], ${integerArrayLiteral(micros)}::bigint[],
                           ${input.principal_id}::text[], ${input.action}::text[], ${input.result}::text[],
                           ${input.resource}::text[], ${input.byte_start}::bigint[], ${input.byte_length}::int[])
                 AS u(id, tenant_id, time, principal_id, action, result, resource, byte_start, byte_length)`;
@@ -161,7 +195,7 @@ export async function writeBatchIndex(
         }
         const [counted] = await tx`
           WITH input AS (
-            SELECT * FROM unnest(${input.id}::text[], ${input.tenant_id}::text[], ${input.time}::text[],
+            SELECT * FROM unnest(${input.id}::text[], ${input.tenant_id}::text[], ${timeTexts(chunk, batch.backslashes)}::text[],
                                  ${input.principal_id}::text[], ${input.action}::text[], ${input.result}::text[],
                                  ${input.resource}::text[], ${input.byte_start}::bigint[], ${input.byte_length}::int[])
               AS u(id, tenant_id, time, principal_id, action, result, resource, byte_start, byte_length)

@@ -174,6 +174,57 @@ describe("writeBatchIndex", () => {
     }
   });
 
+  test("every time is stored as PostgreSQL reads its text, sent as microseconds (1684–2255) or as text", async () => {
+    const { schema: own } = testNames("index-times");
+    await ensureIndexSchema(sql, own);
+    try {
+      const early = [
+        "2026-11-23T10:00:00Z",
+        "2026-11-23T10:00:00.1Z",
+        "2026-11-23T10:00:00.12Z",
+        "2026-11-23T10:00:00.123Z",
+        "2026-11-23T10:00:00.1234Z",
+        "2026-11-23T10:00:00.12345+05:30",
+        "2026-11-23T10:00:00.123456-15:59",
+        "1969-12-31T23:59:59.999500Z",
+        "1970-01-01T00:00:00.000001Z",
+        "1684-07-28T00:12:25.259009Z", // −(2^53 − 1) µs and 2^53 − 1 µs: the first and last the plain path sends
+        "2255-06-05T23:47:34.740991Z",
+      ];
+      const late = ["1684-07-28T00:12:25.259008Z", "2255-06-05T23:47:34.740993Z", "0001-01-01T00:00:00.000001+01:00"];
+      await writeBatchIndex(
+        sql,
+        own,
+        batchOf(
+          early.map((time, i) => ({ id: `e${i}`, time })),
+          0n,
+        ),
+        object("v-t1"),
+      );
+      await writeBatchIndex(
+        sql,
+        own,
+        batchOf(
+          late.map((time, i) => ({ id: `l${i}`, time })),
+          20n,
+        ),
+        object("v-t2"),
+      );
+      const all: [string, string][] = [
+        ...early.map((time, i): [string, string] => [`e${i}`, time]),
+        ...late.map((time, i): [string, string] => [`l${i}`, time]),
+      ];
+      const stored = await sql.unsafe(
+        `SELECT e.id, e.time = x.time::timestamptz AS same FROM "${own}".events e
+           JOIN unnest($1::text[], $2::text[]) AS x(id, time) USING (id) ORDER BY e.id`,
+        [`{${all.map(([id]) => id).join(",")}}`, `{${all.map(([, time]) => time).join(",")}}`],
+      );
+      expect(stored).toEqual(all.map(([id]) => ({ id, same: true })).sort((a, b) => (a.id < b.id ? -1 : 1)));
+    } finally {
+      await dropSchema(sql, own);
+    }
+  });
+
   test("index strings are stored exactly as the record holds them (quotes, backslashes, braces, NULL, empty)", async () => {
     const awkward = [
       'say "hi"',
