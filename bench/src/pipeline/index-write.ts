@@ -1,12 +1,14 @@
 /**
  * The writer's index transaction alone (issue 7's consumer limit): N records in batches of the writer's size,
  * each indexed by `writeBatchIndex` into a fresh schema of the stack's PostgreSQL, as the writer does after the PUT.
- * Prints rows/s per batch and overall, and the table and index sizes. No Kafka, no S3.
+ * Prints rows/s per batch and overall, the CPU per row of its PostgreSQL backend and of this process (array literals,
+ * rollups; the index fields are read before the clock starts), and the table and index sizes. No Kafka, no S3.
  *
  *   bun run bench/src/pipeline/index-write.ts [--records 200000] [--batch 20000]
  */
 import { parseArgs } from "node:util";
 import { ensureIndexSchema, PartitionBatch, writeBatchIndex } from "@svc/queue-consumer";
+import { cpuMsOf } from "@svc/stack";
 import { SQL } from "bun";
 import { recordLine } from "./generate-records.ts";
 
@@ -27,12 +29,17 @@ if (!url) {
 
 const run = Bun.randomUUIDv7().replaceAll("-", "").slice(-10);
 const schema = `bench_${run}_index`;
-const sql = new SQL({ url, max: 2 });
+// One connection: its backend's CPU is the index write's (read from /proc: the stack runs PostgreSQL on this machine).
+const sql = new SQL({ url, max: 1 });
 try {
   await ensureIndexSchema(sql, schema);
   const start = Date.now();
   let offset = 0n;
   const rates: number[] = [];
+  const [{ pid }] = (await sql`SELECT pg_backend_pid() AS pid`) as [{ pid: number }];
+  let backendMs = 0;
+  let ownMs = 0;
+  let rows = 0;
   for (let done = 0; done < records; done += perBatch) {
     const batch = new PartitionBatch("bench.index", 0);
     const count = Math.min(perBatch, records - done);
@@ -41,6 +48,8 @@ try {
       offset += 1n;
     }
     const sealed = batch.seal();
+    const backendBefore = cpuMsOf(pid) ?? Number.NaN;
+    const ownBefore = process.cpuUsage();
     const began = performance.now();
     const { inserted } = await writeBatchIndex(sql, schema, sealed, {
       bucket: "svc-audit",
@@ -51,6 +60,10 @@ try {
       writtenAt: new Date(),
     });
     const seconds = (performance.now() - began) / 1000;
+    const own = process.cpuUsage(ownBefore);
+    backendMs += (cpuMsOf(pid) ?? Number.NaN) - backendBefore;
+    ownMs += (own.user + own.system) / 1000;
+    rows += inserted;
     rates.push(inserted / seconds);
     console.error(
       `batch ${rates.length}: ${inserted} rows in ${seconds.toFixed(3)} s (${Math.round(inserted / seconds)}/s)`,
@@ -64,6 +77,8 @@ try {
     [schema],
   );
   console.log(`${records} rows in batches of ${perBatch}: median ${Math.round(median)} rows/s per batch transaction`);
+  const perRow = (ms: number) => ((ms * 1000) / rows).toFixed(2);
+  console.log(`CPU per row: PostgreSQL backend ${perRow(backendMs)} µs, this process ${perRow(ownMs)} µs`);
   for (const row of sizes as { name: string; bytes: string }[]) {
     console.log(`  ${row.name}: ${(Number(row.bytes) / 2 ** 20).toFixed(1)} MiB`);
   }
