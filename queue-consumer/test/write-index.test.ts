@@ -27,6 +27,17 @@ const object = (version: string, bytes = 100) => ({
   writtenAt: new Date(),
 });
 
+/** Runs `body` on a fresh index schema of its own, dropped afterwards. */
+async function withOwnSchema(name: string, body: (own: string) => Promise<void>): Promise<void> {
+  const { schema: own } = testNames(name);
+  await ensureIndexSchema(sql, own);
+  try {
+    await body(own);
+  } finally {
+    await dropSchema(sql, own);
+  }
+}
+
 beforeAll(async () => {
   await ensureIndexSchema(sql, schema);
   await ensureIndexSchema(sql, schema); // twice: IF NOT EXISTS
@@ -131,9 +142,7 @@ describe("writeBatchIndex", () => {
   });
 
   test("the rollups equal the events grouped by PostgreSQL, times with more than 6 fractional digits included", async () => {
-    const { schema: own } = testNames("index-bins");
-    await ensureIndexSchema(sql, own);
-    try {
+    await withOwnSchema("index-bins", async (own) => {
       const times = [
         "2026-11-23T10:00:59.999Z",
         "2026-11-23T10:00:59.999999Z",
@@ -156,12 +165,12 @@ describe("writeBatchIndex", () => {
       ] as const) {
         const rolled = await sql.unsafe(
           `SELECT tenant_id, ${bin} AS bin, principal_id, action, result, n::int AS n FROM "${own}".${table}
-            ORDER BY 1, 2, 3, 4, 5`,
+          ORDER BY 1, 2, 3, 4, 5`,
         );
         const grouped = await sql.unsafe(
           `SELECT tenant_id, date_bin('${width}', time, '2000-01-01T00:00:00Z') AS bin, principal_id, action, result,
-                  count(*)::int AS n
-             FROM "${own}".events GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5`,
+                count(*)::int AS n
+           FROM "${own}".events GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5`,
         );
         expect(rolled).toEqual(grouped);
       }
@@ -169,15 +178,11 @@ describe("writeBatchIndex", () => {
         `SELECT n::int AS n FROM "${own}".counts WHERE minute = '2026-11-23T11:00:00Z' AND principal_id = 'p0'`,
       );
       expect(n).toBe(1); // r1, rounded up to 11:00 by PostgreSQL (Date.parse reads 10:59:59.999)
-    } finally {
-      await dropSchema(sql, own);
-    }
+    });
   });
 
   test("every time is stored as PostgreSQL reads its text, sent as microseconds (1684–2255) or as text", async () => {
-    const { schema: own } = testNames("index-times");
-    await ensureIndexSchema(sql, own);
-    try {
+    await withOwnSchema("index-times", async (own) => {
       const early = [
         "2026-11-23T10:00:00Z",
         "2026-11-23T10:00:00.1Z",
@@ -216,13 +221,11 @@ describe("writeBatchIndex", () => {
       ];
       const stored = await sql.unsafe(
         `SELECT e.id, e.time = x.time::timestamptz AS same FROM "${own}".events e
-           JOIN unnest($1::text[], $2::text[]) AS x(id, time) USING (id) ORDER BY e.id`,
+         JOIN unnest($1::text[], $2::text[]) AS x(id, time) USING (id) ORDER BY e.id`,
         [`{${all.map(([id]) => id).join(",")}}`, `{${all.map(([, time]) => time).join(",")}}`],
       );
       expect(stored).toEqual(all.map(([id]) => ({ id, same: true })).sort((a, b) => (a.id < b.id ? -1 : 1)));
-    } finally {
-      await dropSchema(sql, own);
-    }
+    });
   });
 
   test("index strings are stored exactly as the record holds them (quotes, backslashes, braces, NULL, empty)", async () => {
