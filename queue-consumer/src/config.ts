@@ -1,5 +1,6 @@
 import { type Static, type TSchema, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
+import { isLoopbackHost } from "@svc/common";
 import { QueueConsumerError } from "./errors.ts";
 
 const KiB = 1024;
@@ -28,8 +29,7 @@ function payloadSigning(setting: string, endpoint: string | undefined): "signed"
   } catch {
     throw invalid("SVC_AUDIT_S3_ENDPOINT", `not a URL (got ${JSON.stringify(endpoint)})`);
   }
-  const loopback = url.hostname === "localhost" || url.hostname === "[::1]" || /^127(\.\d{1,3}){3}$/.test(url.hostname);
-  return url.protocol === "https:" || loopback ? "unsigned" : "signed";
+  return url.protocol === "https:" || isLoopbackHost(url.hostname) ? "unsigned" : "signed";
 }
 
 /** The default of SVC_AUDIT_MAX_BUFFERED_BYTES, in batches (`SVC_AUDIT_BATCH_MAX_BYTES`). */

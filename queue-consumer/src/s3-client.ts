@@ -25,8 +25,8 @@ export function writerS3Client(settings: S3Settings): S3Client {
 /**
  * Every request says `UNSIGNED-PAYLOAD` instead of its body's SHA-256, which the signer then takes as given. A 10 MB
  * batch PUT to the stack's MinIO: ~12 instead of 17–19 ms of the writer's CPU, acknowledged in 33–35 instead of
- * 43–46 ms (MinIO hashes no more either; queue-consumer/README.md, "Throughput"). The body is still checked: its CRC-32 header is signed and S3 refuses a body that
- * does not match it.
+ * 43–46 ms (MinIO hashes no more either; queue-consumer/README.md, "Throughput"). The body is still checked: its
+ * CRC-32 header is signed and S3 refuses a body that does not match it.
  */
 function sendUnsignedPayload(client: S3Client): void {
   client.middlewareStack.add(

@@ -23,22 +23,5 @@ export function isIpLiteral(host: string): boolean {
   return isIP(host) !== 0;
 }
 
-/**
- * True for hosts that never leave the machine: `localhost`, `*.localhost`, 127.0.0.0/8 and `::1` (bracketed or
- * not). Plain HTTP to the IdP is accepted only there, and only there does the renewal send
- * `X-Forwarded-Proto: https`.
- *
- * The same rule as `wantsForwardedProto` in `@svc/token` (test/address.test.ts checks that the two agree), kept
- * separate on purpose: the SDK is a client library for any OAuth token endpoint (`idp.token_endpoint`), while
- * `@svc/token` is the operators' CLI (commander, the seeded users of `@svc/idp-seed`) and builds Keycloak realm
- * URLs; the SDK does not take it as a runtime dependency.
- */
-export function isLoopbackHost(host: string): boolean {
-  const bare = host.toLowerCase().replace(/^\[|\]$/g, "");
-  return (
-    bare === "localhost" ||
-    bare.endsWith(".localhost") ||
-    bare === "::1" ||
-    /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(bare)
-  );
-}
+/** Hosts that never leave the machine (`@svc/common`): plain HTTP to the IdP is accepted only there. */
+export { isLoopbackHost } from "@svc/common";
