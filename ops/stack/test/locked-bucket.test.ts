@@ -10,7 +10,6 @@ import {
 import { randomName, rejectionOf, stackS3Settings } from "@svc/testkit";
 import { StackError } from "../src/errors.ts";
 import { bucketExists, ensureLockedBucket, type S3Sender } from "../src/services/locked-bucket.ts";
-import { stackLifecycle } from "../src/services/minio.ts";
 
 const s3 = new S3Client(stackS3Settings());
 const made: string[] = [];
@@ -51,23 +50,23 @@ function startingServer(failures: number): S3Sender & { heads: number } {
 test("a new bucket is created with Object Lock, COMPLIANCE for the days given and the stack's lifecycle", async () => {
   const bucket = bucketName();
   expect(await bucketExists(s3, bucket, quick)).toBe(false);
-  await ensureLockedBucket(s3, bucket, 3, stackLifecycle(bucket, 3), quick);
+  await ensureLockedBucket(s3, bucket, 3, quick);
   expect(await bucketExists(s3, bucket, quick)).toBe(true);
   const lock = await s3.send(new GetObjectLockConfigurationCommand({ Bucket: bucket }));
   expect(lock.ObjectLockConfiguration?.Rule?.DefaultRetention).toEqual({ Mode: "COMPLIANCE", Days: 3 });
   const lifecycle = await s3.send(new GetBucketLifecycleConfigurationCommand({ Bucket: bucket }));
   expect(lifecycle.Rules?.[0]?.Expiration?.Days).toBe(4);
   // Again, with other days: the bucket is kept and its default retention follows.
-  await ensureLockedBucket(s3, bucket, 5, stackLifecycle(bucket, 5), quick);
+  await ensureLockedBucket(s3, bucket, 5, quick);
   const again = await s3.send(new GetObjectLockConfigurationCommand({ Bucket: bucket }));
   expect(again.ObjectLockConfiguration?.Rule?.DefaultRetention).toEqual({ Mode: "COMPLIANCE", Days: 5 });
 });
 
-test("an existing bucket HeadBucket fails for with 503 at first is kept, not created again", async () => {
+test("an existing bucket whose HeadBucket answers 503 at first is kept, not created again", async () => {
   const bucket = bucketName();
   await s3.send(new CreateBucketCommand({ Bucket: bucket, ObjectLockEnabledForBucket: true }));
   const server = startingServer(3);
-  await ensureLockedBucket(server, bucket, 2, stackLifecycle(bucket, 2), quick);
+  await ensureLockedBucket(server, bucket, 2, quick);
   expect(server.heads).toBe(4);
   const lock = await s3.send(new GetObjectLockConfigurationCommand({ Bucket: bucket }));
   expect(lock.ObjectLockConfiguration?.Rule?.DefaultRetention).toEqual({ Mode: "COMPLIANCE", Days: 2 });
@@ -93,7 +92,7 @@ test("a bucket another `up` created meanwhile (BucketAlreadyOwnedByYou) is kept"
           )
         : s3.send(command as never)) as S3Client["send"],
   };
-  await ensureLockedBucket(late, bucket, 1, stackLifecycle(bucket, 1), quick);
+  await ensureLockedBucket(late, bucket, 1, quick);
   const lock = await s3.send(new GetObjectLockConfigurationCommand({ Bucket: bucket }));
   expect(lock.ObjectLockConfiguration?.Rule?.DefaultRetention).toEqual({ Mode: "COMPLIANCE", Days: 1 });
 });
@@ -101,7 +100,7 @@ test("a bucket another `up` created meanwhile (BucketAlreadyOwnedByYou) is kept"
 test("a bucket without Object Lock is refused with STACK_START_FAILED", async () => {
   const bucket = bucketName();
   await s3.send(new CreateBucketCommand({ Bucket: bucket }));
-  const error = await rejectionOf(ensureLockedBucket(s3, bucket, 1, stackLifecycle(bucket, 1), quick), StackError);
+  const error = await rejectionOf(ensureLockedBucket(s3, bucket, 1, quick), StackError);
   expect(error.code).toBe("STACK_START_FAILED");
   expect(error.message).toContain("without Object Lock");
 });

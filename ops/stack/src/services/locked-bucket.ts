@@ -19,6 +19,29 @@ export interface BucketWaitOptions {
 
 const DEFAULT_WAIT: BucketWaitOptions = { timeoutMs: 30_000, intervalMs: 250 };
 
+/**
+ * The local stack's buckets expire what they hold a day after its retention: MinIO's lifecycle removes no version
+ * before its retain-until date, and nothing else ever can under COMPLIANCE. Without it the benches' objects (about
+ * 2.5 GB per `bench:pipeline` run) stayed for good and filled the disk (60 GB on 2026-11-26). Production buckets and
+ * their lifecycle are the operator's (docs/audit-storage.md).
+ */
+export function stackLifecycle(bucket: string, retentionDays: number) {
+  return {
+    Bucket: bucket,
+    LifecycleConfiguration: {
+      Rules: [
+        {
+          ID: "svc-stack-expire-after-retention",
+          Status: "Enabled" as const,
+          Filter: { Prefix: "" },
+          Expiration: { Days: retentionDays + 1 },
+          NoncurrentVersionExpiration: { NoncurrentDays: 1 },
+        },
+      ],
+    },
+  };
+}
+
 const statusOf = (error: unknown): number | undefined =>
   (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
 const nameOf = (error: unknown): string => (error as { name?: string }).name ?? "";
@@ -52,15 +75,14 @@ export async function bucketExists(s3: S3Sender, bucket: string, wait = DEFAULT_
 }
 
 /**
- * Creates the bucket with Object Lock on (it can only be turned on at creation) and COMPLIANCE by default, and sets
- * the stack's lifecycle (`lifecycle`). A bucket another `up` created meanwhile (BucketAlreadyOwnedByYou) is kept;
- * one without Object Lock is refused.
+ * Creates the bucket with Object Lock on (it can only be turned on at creation) and COMPLIANCE for `days` by default,
+ * and sets the stack's lifecycle (`stackLifecycle`). A bucket another `up` created meanwhile
+ * (BucketAlreadyOwnedByYou) is kept; one without Object Lock is refused.
  */
 export async function ensureLockedBucket(
   s3: S3Sender,
   bucket: string,
   days: number,
-  lifecycle: PutBucketLifecycleConfigurationCommand["input"],
   wait = DEFAULT_WAIT,
 ): Promise<void> {
   if (!(await bucketExists(s3, bucket, wait))) {
@@ -76,7 +98,7 @@ export async function ensureLockedBucket(
       "minio",
     );
   }
-  await s3.send(new PutBucketLifecycleConfigurationCommand(lifecycle));
+  await s3.send(new PutBucketLifecycleConfigurationCommand(stackLifecycle(bucket, days)));
   const rule = current.ObjectLockConfiguration.Rule?.DefaultRetention;
   if (rule?.Mode === "COMPLIANCE" && rule.Days === days) return;
   await s3.send(

@@ -23,29 +23,6 @@ export function stackS3Client(ctx: StackContext): S3Client {
   });
 }
 
-/**
- * The local stack's buckets expire what they hold a day after its retention: MinIO's lifecycle removes no version
- * before its retain-until date, and nothing else ever can under COMPLIANCE. Without it the benches' objects (about
- * 2.5 GB per `bench:pipeline` run) stayed for good and filled the disk (60 GB on 2026-11-26). Production buckets and
- * their lifecycle are the operator's (docs/audit-storage.md).
- */
-export function stackLifecycle(bucket: string, retentionDays: number) {
-  return {
-    Bucket: bucket,
-    LifecycleConfiguration: {
-      Rules: [
-        {
-          ID: "svc-stack-expire-after-retention",
-          Status: "Enabled" as const,
-          Filter: { Prefix: "" },
-          Expiration: { Days: retentionDays + 1 },
-          NoncurrentVersionExpiration: { NoncurrentDays: 1 },
-        },
-      ],
-    },
-  };
-}
-
 export const minio: StackService = {
   name: "minio",
   after: [],
@@ -85,7 +62,7 @@ export const minio: StackService = {
     const s3 = stackS3Client(ctx);
     try {
       for (const bucket of buckets) {
-        await ensureLockedBucket(s3, bucket, retention_days, stackLifecycle(bucket, retention_days));
+        await ensureLockedBucket(s3, bucket, retention_days);
       }
     } finally {
       s3.destroy();
