@@ -2,6 +2,7 @@ import type { SQL } from "bun";
 import { QueueConsumerError } from "./errors.ts";
 import type { IndexedEvent, SealedBatch } from "./partition-batch.ts";
 import { integerArrayLiteral, textArrayLiteral } from "./pg-array-literal.ts";
+import { BinaryCopyRows } from "./pg-binary-copy.ts";
 import type { WrittenObject } from "./put-batch-object.ts";
 import { rollupColumns, rollups } from "./rollup-counts.ts";
 
@@ -16,13 +17,13 @@ const UTC_ORIGIN = "0001-01-01T00:00:00Z";
 
 const UNIQUE_VIOLATION = "23505";
 
-/** The origin of the plain path's times, sent as microseconds since it. */
-const EPOCH = "1970-01-01T00:00:00Z";
+/** A likely size of one event's `COPY` row (the payload grows past it when its strings are longer). */
+const COPY_BYTES_PER_EVENT = 256;
 
 type TextColumn = "id" | "tenant_id" | "principal_id" | "action" | "result" | "resource";
 type IntegerColumn = "byte_start" | "byte_length";
 
-/** A chunk's events as one array literal per column (`unnest`'s input); the times are sent by each path its way. */
+/** A chunk's events as one array literal per column (the duplicates path's `unnest`), the times apart. */
 function eventColumns(
   chunk: readonly IndexedEvent[],
   backslashes: boolean,
@@ -53,19 +54,21 @@ function timeTexts(chunk: readonly IndexedEvent[], backslashes: boolean): string
   );
 }
 
-/** Largest epoch microsecond count (either sign) a double holds exactly: 2^53 − 1, the years 1684 to 2255. */
+/** `timestamptz`'s binary form counts microseconds from 2000-01-01 UTC; `timeMs` counts milliseconds from 1970. */
+const PG_EPOCH_MS = 946_684_800_000;
+
+/** Largest microsecond count (either sign) a double holds exactly: 2^53 − 1, from 2000 the years 1714 to 2285. */
 const EXACT_MICROS = Number.MAX_SAFE_INTEGER;
 
 /**
- * The event's time in epoch microseconds, as PostgreSQL stores it, for the plain path, which sends the times as
- * integers (`epoch + n µs`): parsing 10,000 RFC 3339 strings per statement took 0.2–0.8 µs of PostgreSQL's ~8 µs
- * per row (docs/audit-storage.md, "Write, per batch"). Undefined when the plain path must not take the event: more
- * than six fractional digits (PostgreSQL rounds to the microsecond where `timeMs` truncates to the millisecond, so
- * the rollups' bins could differ: …59.9999995 is the next minute there), or a time before 1684 or after 2255, whose
- * microsecond count a double does not hold exactly. A chunk holding such an event goes in as duplicates do, its
- * times as text.
+ * The event's time as `timestamptz` stores it, microseconds from 2000-01-01 UTC, for the plain path, which copies
+ * it in binary: PostgreSQL parsing RFC 3339 text took 0.2–0.8 µs of its ~8 µs per row (docs/audit-storage.md,
+ * "Write, per batch"). Undefined when the plain path must not take the event: more than six fractional digits
+ * (PostgreSQL rounds to the microsecond where `timeMs` truncates to the millisecond, so the rollups' bins could
+ * differ: …59.9999995 is the next minute there), or a time before 1714 or after 2285, whose microsecond count a
+ * double does not hold exactly. A chunk holding such an event goes in as duplicates do, its times as text.
  */
-function epochMicros(event: IndexedEvent): number | undefined {
+function pgMicros(event: IndexedEvent): number | undefined {
   const time = event.time;
   let micros = 0;
   if (time.charCodeAt(19) === 0x2e) {
@@ -79,15 +82,40 @@ function epochMicros(event: IndexedEvent): number | undefined {
       if (digits > 3) micros += (c - 0x30) * 10 ** (6 - digits);
     }
   }
-  const total = event.timeMs * 1000 + micros;
+  // the milliseconds are moved to 2000 first: their product by 1000 is then exact (even, within 2^53 + 999 when
+  // the sum is within 2^53 − 1), and so is the sum
+  const total = (event.timeMs - PG_EPOCH_MS) * 1000 + micros;
   return Math.abs(total) <= EXACT_MICROS ? total : undefined;
 }
 
-/** Every event's `epochMicros`, or undefined when one has none. */
+/**
+ * A chunk's event rows for `COPY events (id, tenant_id, time, principal_id, action, result, resource, object_id,
+ * byte_start, byte_length)`, its times (`pgMicros`) in `micros`.
+ */
+function eventRows(chunk: readonly IndexedEvent[], micros: readonly number[], objectId: bigint): Buffer {
+  const rows = new BinaryCopyRows(chunk.length * COPY_BYTES_PER_EVENT);
+  for (let i = 0; i < chunk.length; i += 1) {
+    const event = chunk[i] as IndexedEvent;
+    rows.row(10);
+    rows.text(event.id);
+    rows.text(event.tenant_id);
+    rows.int64(micros[i] as number);
+    rows.text(event.principal_id);
+    rows.text(event.action);
+    rows.text(event.result);
+    rows.text(event.resource);
+    rows.bigint64(objectId);
+    rows.int64(event.byte_start);
+    rows.int32(event.byte_length);
+  }
+  return rows.end();
+}
+
+/** Every event's `pgMicros`, or undefined when one has none. */
 function timesInMicros(chunk: readonly IndexedEvent[]): number[] | undefined {
   const micros: number[] = new Array(chunk.length);
   for (let i = 0; i < chunk.length; i += 1) {
-    const value = epochMicros(chunk[i] as IndexedEvent);
+    const value = pgMicros(chunk[i] as IndexedEvent);
     if (value === undefined) return undefined;
     micros[i] = value;
   }
@@ -120,11 +148,12 @@ function canRetryIndex(error: unknown): boolean {
 
 /**
  * Indexes one written batch in one transaction (docs/audit-storage.md, "Write, per batch, after the PUT"):
- * the `objects` row (`written_at` = the PUT's acknowledgement); the event rows in bulk (`unnest` of column arrays),
- * by a plain INSERT with the writer's own rollups, or — on a duplicate, or a time PostgreSQL would bin otherwise —
- * with `ON CONFLICT (tenant_id, time, id) DO NOTHING`, so an event indexed before keeps its first (object, byte
- * range), and the `counts` (minute) and `counts_hour` rollups of exactly the rows inserted; and
- * `marks.indexed_through` (never lowered: a former owner of the partition may finish a batch after the new one).
+ * the `objects` row (`written_at` = the PUT's acknowledgement); the event rows in bulk, by a binary `COPY` with
+ * the writer's own rollups, or — on a duplicate, or a time PostgreSQL would bin otherwise — by an INSERT from
+ * `unnest` of column arrays with `ON CONFLICT (tenant_id, time, id) DO NOTHING`, so an event indexed before keeps
+ * its first (object, byte range), and the `counts` (minute) and `counts_hour` rollups of exactly the rows
+ * inserted; and `marks.indexed_through` (never lowered: a former owner of the partition may finish a batch after
+ * the new one).
  * Run again for the same object version, it inserts nothing new. Throws `QUEUE_CONSUMER_INDEX_FAILED`.
  */
 export async function writeBatchIndex(
@@ -150,24 +179,21 @@ export async function writeBatchIndex(
       let inserted = 0;
       for (let start = 0; start < events.length; start += EVENTS_PER_STATEMENT) {
         const chunk = events.slice(start, start + EVENTS_PER_STATEMENT);
-        const input = eventColumns(chunk, batch.backslashes);
         const micros = timesInMicros(chunk);
-        // Usually none of the events was indexed before: a plain INSERT (no conflict check per row) and rollups
+        // Usually none of the events was indexed before: a plain COPY (no conflict check per row) and rollups
         // grouped here. A duplicate (a batch written again, a record shipped twice) fails it with 23505; the
         // savepoint undoes it, and the statement that skips indexed events and counts only the rest runs instead.
         const plain =
           micros !== undefined &&
           (await tx
             .savepoint(async (sp) => {
-              await sp`
-              INSERT INTO ${table("events")} (id, tenant_id, time, principal_id, action, result, resource, object_id,
-                                              byte_start, byte_length)
-              SELECT id, tenant_id, ${EPOCH}::timestamptz + time * interval '1 microsecond', principal_id, action,
-                     result, resource, ${objectId.toString()}::bigint, byte_start, byte_length
-              FROM unnest(${input.id}::text[], ${input.tenant_id}::text[], ${integerArrayLiteral(micros)}::bigint[],
-                          ${input.principal_id}::text[], ${input.action}::text[], ${input.result}::text[],
-                          ${input.resource}::text[], ${input.byte_start}::bigint[], ${input.byte_length}::int[])
-                AS u(id, tenant_id, time, principal_id, action, result, resource, byte_start, byte_length)`;
+              const copy = sp`
+                COPY ${table("events")} (id, tenant_id, time, principal_id, action, result, resource, object_id,
+                                         byte_start, byte_length)
+                FROM STDIN (FORMAT binary)`;
+              const writer = copy.writable().getWriter();
+              await writer.write(eventRows(chunk, micros, objectId));
+              await writer.close(); // resolves once the rows are stored, rejects with the server's error
               return true;
             })
             .catch((error: unknown) => {
@@ -194,6 +220,7 @@ export async function writeBatchIndex(
           inserted += chunk.length;
           continue;
         }
+        const input = eventColumns(chunk, batch.backslashes);
         const times = timeTexts(chunk, batch.backslashes);
         const [counted] = await tx`
           WITH input AS (

@@ -1,0 +1,80 @@
+import { describe, expect, test } from "bun:test";
+import { BinaryCopyRows } from "../src/pg-binary-copy.ts";
+
+const HEADER = Buffer.concat([Buffer.from("PGCOPY\n\xff\r\n\0", "latin1"), Buffer.alloc(8)]);
+const TRAILER = Buffer.from([0xff, 0xff]);
+
+/** An int8 field as PostgreSQL reads it: length 8, then the value in network byte order. */
+function int8Field(value: bigint): Buffer {
+  const field = Buffer.alloc(12);
+  field.writeInt32BE(8, 0);
+  field.writeBigInt64BE(value, 4);
+  return field;
+}
+
+describe("BinaryCopyRows", () => {
+  test("no rows: the signature, two zero words and the end marker", () => {
+    expect(new BinaryCopyRows().end()).toEqual(Buffer.concat([HEADER, TRAILER]));
+  });
+
+  test("a row: its field count, then each field's length and bytes (UTF-8 text, big-endian integers)", () => {
+    const rows = new BinaryCopyRows();
+    rows.row(4);
+    rows.text("é世😀");
+    rows.int32(-2);
+    rows.bigint64(258n);
+    rows.text("");
+    const text = Buffer.from("é世😀", "utf8");
+    expect(rows.end()).toEqual(
+      Buffer.concat([
+        HEADER,
+        Buffer.from([0, 4]),
+        Buffer.from([0, 0, 0, text.length]),
+        text,
+        Buffer.from([0, 0, 0, 4, 0xff, 0xff, 0xff, 0xfe]),
+        int8Field(258n),
+        Buffer.from([0, 0, 0, 0]),
+        TRAILER,
+      ]),
+    );
+  });
+
+  test("int64 writes every safe integer as its 64-bit two's complement", () => {
+    const values = [0, 1, -1, 2 ** 32 - 1, 2 ** 32, -(2 ** 32), -(2 ** 32) - 1, 2 ** 53 - 1, -(2 ** 53 - 1)];
+    for (let i = 0; i < 1000; i += 1) values.push(Math.round((Math.random() * 2 - 1) * Number.MAX_SAFE_INTEGER));
+    for (const value of values) {
+      const rows = new BinaryCopyRows();
+      rows.int64(value);
+      expect(rows.end().subarray(HEADER.length, -2)).toEqual(int8Field(BigInt(value)));
+    }
+  });
+
+  test("int64 refuses a number that is not a safe integer (it would be written wrong)", () => {
+    for (const value of [2 ** 53, -(2 ** 53), 1.5, Number.NaN, Number.POSITIVE_INFINITY]) {
+      expect(() => new BinaryCopyRows().int64(value)).toThrow(RangeError);
+    }
+  });
+
+  test("the buffer grows past the expected size, keeping what was written", () => {
+    const rows = new BinaryCopyRows(1);
+    const long = "x".repeat(10_000);
+    for (let i = 0; i < 5; i += 1) {
+      rows.row(2);
+      rows.text(long);
+      rows.int32(i);
+    }
+    const payload = rows.end();
+    const row = Buffer.concat([Buffer.from([0, 2, 0, 0, 0x27, 0x10]), Buffer.from(long)]);
+    const expected = [HEADER];
+    for (let i = 0; i < 5; i += 1) expected.push(row, Buffer.from([0, 0, 0, 4, 0, 0, 0, i]));
+    expect(payload).toEqual(Buffer.concat([...expected, TRAILER]));
+  });
+
+  test("a lone surrogate is written as U+FFFD, so PostgreSQL never receives invalid UTF-8", () => {
+    const rows = new BinaryCopyRows();
+    rows.text("a\uD800b");
+    expect(rows.end().subarray(HEADER.length, -2)).toEqual(
+      Buffer.concat([Buffer.from([0, 0, 0, 5]), Buffer.from("a\uFFFDb", "utf8")]),
+    );
+  });
+});
