@@ -7,7 +7,7 @@
  * `unnest` of column arrays (docs/audit-storage.md, "Write, per batch").
  *
  * Hand-written, not `pg-copy-streams-binary`: that package encodes row objects through Node streams (several
- * buffers per row), and the index writes millions of rows; the format itself is four lines of the manual.
+ * buffers per row), and the index writes millions of rows; the format is one short section of the manual.
  */
 
 const SIGNATURE = Buffer.from("PGCOPY\n\xff\r\n\0", "latin1");
