@@ -1,10 +1,17 @@
-import type { SQL } from "bun";
+import type { SQL, TransactionSQL } from "bun";
 import { QueueConsumerError } from "./errors.ts";
 import type { IndexedEvent, SealedBatch } from "./partition-batch.ts";
 import { integerArrayLiteral, textArrayLiteral } from "./pg-array-literal.ts";
 import { BinaryCopyRows } from "./pg-binary-copy.ts";
 import type { WrittenObject } from "./put-batch-object.ts";
 import { rollupColumns, rollups } from "./rollup-counts.ts";
+
+/**
+ * Events per `COPY`: usually a whole batch (up to 100,000 events by default) in one, bounded so that the payload
+ * stays near the batch's size. One copy per 25,000-event batch cost PostgreSQL 5.5–5.9 µs per row against 6.0–6.9
+ * for three of up to 10,000 (`bench/src/pipeline/index-write.ts`, four alternated pairs).
+ */
+const EVENTS_PER_COPY = 50_000;
 
 /** Events per INSERT statement: one huge statement grows slower than linearly (its CTEs spill to disk). */
 const EVENTS_PER_STATEMENT = 10_000;
@@ -147,6 +154,98 @@ function canRetryIndex(error: unknown): boolean {
 }
 
 /**
+ * Copies a chunk's events in (binary `COPY`) and adds them to the rollups, grouped here, inside a savepoint.
+ * False, with nothing stored, when an event was indexed before (23505) or a time must go in as text (`pgMicros`).
+ */
+async function copyEvents(
+  tx: TransactionSQL,
+  schema: string,
+  chunk: readonly IndexedEvent[],
+  objectId: bigint,
+  backslashes: boolean,
+): Promise<boolean> {
+  const table = (name: string) => tx(`${schema}.${name}`);
+  const micros = timesInMicros(chunk);
+  if (micros === undefined) return false;
+  return await tx
+    .savepoint(async (sp) => {
+      const copy = sp`
+        COPY ${table("events")} (id, tenant_id, time, principal_id, action, result, resource, object_id, byte_start,
+                                 byte_length)
+        FROM STDIN (FORMAT binary)`;
+      const writer = copy.writable().getWriter();
+      await writer.write(eventRows(chunk, micros, objectId));
+      await writer.close(); // resolves once the rows are stored, rejects with the server's error
+      const counted = rollups(chunk);
+      const minutes = rollupColumns(counted.minutes, backslashes);
+      const hours = rollupColumns(counted.hours, backslashes);
+      await sp`
+        WITH rolled AS (
+          INSERT INTO ${table("counts")} AS c (tenant_id, minute, principal_id, action, result, n)
+          SELECT * FROM unnest(${minutes.tenant_id}::text[], ${minutes.bin}::timestamptz[],
+                               ${minutes.principal_id}::text[], ${minutes.action}::text[], ${minutes.result}::text[],
+                               ${minutes.n}::bigint[])
+          ON CONFLICT (tenant_id, minute, principal_id, action, result) DO UPDATE SET n = c.n + excluded.n
+        )
+        INSERT INTO ${table("counts_hour")} AS h (tenant_id, hour, principal_id, action, result, n)
+        SELECT * FROM unnest(${hours.tenant_id}::text[], ${hours.bin}::timestamptz[], ${hours.principal_id}::text[],
+                             ${hours.action}::text[], ${hours.result}::text[], ${hours.n}::bigint[])
+        ON CONFLICT (tenant_id, hour, principal_id, action, result) DO UPDATE SET n = h.n + excluded.n`;
+      return true;
+    })
+    .catch((error: unknown) => {
+      if (sqlState(error) === UNIQUE_VIOLATION) return false;
+      throw error;
+    });
+}
+
+/**
+ * Inserts the chunk's events not indexed before (`ON CONFLICT (tenant_id, time, id) DO NOTHING`, times as text)
+ * and adds exactly those to the rollups, in one statement. Returns how many were inserted.
+ */
+async function insertNewEvents(
+  tx: TransactionSQL,
+  schema: string,
+  chunk: readonly IndexedEvent[],
+  objectId: bigint,
+  backslashes: boolean,
+): Promise<number> {
+  const table = (name: string) => tx(`${schema}.${name}`);
+  const input = eventColumns(chunk, backslashes);
+  const times = timeTexts(chunk, backslashes);
+  const [counted] = await tx`
+    WITH input AS (
+      SELECT * FROM unnest(${input.id}::text[], ${input.tenant_id}::text[], ${times}::text[],
+                           ${input.principal_id}::text[], ${input.action}::text[], ${input.result}::text[],
+                           ${input.resource}::text[], ${input.byte_start}::bigint[], ${input.byte_length}::int[])
+        AS u(id, tenant_id, time, principal_id, action, result, resource, byte_start, byte_length)
+    ), inserted AS (
+      INSERT INTO ${table("events")} (id, tenant_id, time, principal_id, action, result, resource, object_id,
+                                      byte_start, byte_length)
+      SELECT id, tenant_id, time::timestamptz, principal_id, action, result, resource,
+             ${objectId.toString()}::bigint, byte_start, byte_length
+      FROM input
+      ON CONFLICT (tenant_id, time, id) DO NOTHING
+      RETURNING tenant_id, time, principal_id, action, result
+    ), rolled AS (
+      INSERT INTO ${table("counts")} AS c (tenant_id, minute, principal_id, action, result, n)
+      SELECT tenant_id, date_bin('1 minute', time, ${UTC_ORIGIN}::timestamptz), principal_id, action, result, count(*)
+      FROM inserted
+      GROUP BY 1, 2, 3, 4, 5
+      ON CONFLICT (tenant_id, minute, principal_id, action, result) DO UPDATE SET n = c.n + excluded.n
+    ), hourly AS (
+      INSERT INTO ${table("counts_hour")} AS h (tenant_id, hour, principal_id, action, result, n)
+      SELECT tenant_id, date_bin('1 hour', time, ${UTC_ORIGIN}::timestamptz), principal_id, action, result, count(*)
+      FROM inserted
+      GROUP BY 1, 2, 3, 4, 5
+      ON CONFLICT (tenant_id, hour, principal_id, action, result) DO UPDATE SET n = h.n + excluded.n
+    )
+    -- rolled and hourly run to completion unread (PostgreSQL runs every data-modifying WITH once)
+    SELECT (SELECT count(*) FROM inserted)::int AS inserted`;
+  return (counted as { inserted: number }).inserted;
+}
+
+/**
  * Indexes one written batch in one transaction (docs/audit-storage.md, "Write, per batch, after the PUT"):
  * the `objects` row (`written_at` = the PUT's acknowledgement); the event rows in bulk, by a binary `COPY` with
  * the writer's own rollups, or — on a duplicate, or a time PostgreSQL would bin otherwise — by an INSERT from
@@ -177,81 +276,19 @@ export async function writeBatchIndex(
         RETURNING object_id::text AS object_id`;
       const objectId = BigInt((row as { object_id: string }).object_id);
       let inserted = 0;
-      for (let start = 0; start < events.length; start += EVENTS_PER_STATEMENT) {
-        const chunk = events.slice(start, start + EVENTS_PER_STATEMENT);
-        const micros = timesInMicros(chunk);
+      for (let start = 0; start < events.length; start += EVENTS_PER_COPY) {
+        const chunk = events.slice(start, start + EVENTS_PER_COPY);
         // Usually none of the events was indexed before: a plain COPY (no conflict check per row) and rollups
         // grouped here. A duplicate (a batch written again, a record shipped twice) fails it with 23505; the
-        // savepoint undoes it, and the statement that skips indexed events and counts only the rest runs instead.
-        const plain =
-          micros !== undefined &&
-          (await tx
-            .savepoint(async (sp) => {
-              const copy = sp`
-                COPY ${table("events")} (id, tenant_id, time, principal_id, action, result, resource, object_id,
-                                         byte_start, byte_length)
-                FROM STDIN (FORMAT binary)`;
-              const writer = copy.writable().getWriter();
-              await writer.write(eventRows(chunk, micros, objectId));
-              await writer.close(); // resolves once the rows are stored, rejects with the server's error
-              return true;
-            })
-            .catch((error: unknown) => {
-              if (sqlState(error) === UNIQUE_VIOLATION) return false;
-              throw error;
-            }));
-        if (plain) {
-          const counted = rollups(chunk);
-          const minutes = rollupColumns(counted.minutes, batch.backslashes);
-          const hours = rollupColumns(counted.hours, batch.backslashes);
-          await tx`
-            WITH rolled AS (
-              INSERT INTO ${table("counts")} AS c (tenant_id, minute, principal_id, action, result, n)
-              SELECT * FROM unnest(${minutes.tenant_id}::text[], ${minutes.bin}::timestamptz[],
-                                   ${minutes.principal_id}::text[], ${minutes.action}::text[],
-                                   ${minutes.result}::text[], ${minutes.n}::bigint[])
-              ON CONFLICT (tenant_id, minute, principal_id, action, result) DO UPDATE SET n = c.n + excluded.n
-            )
-            INSERT INTO ${table("counts_hour")} AS h (tenant_id, hour, principal_id, action, result, n)
-            SELECT * FROM unnest(${hours.tenant_id}::text[], ${hours.bin}::timestamptz[],
-                                 ${hours.principal_id}::text[], ${hours.action}::text[], ${hours.result}::text[],
-                                 ${hours.n}::bigint[])
-            ON CONFLICT (tenant_id, hour, principal_id, action, result) DO UPDATE SET n = h.n + excluded.n`;
+        // savepoint undoes it, and the statements that skip indexed events and count only the rest run instead.
+        if (await copyEvents(tx, schema, chunk, objectId, batch.backslashes)) {
           inserted += chunk.length;
           continue;
         }
-        const input = eventColumns(chunk, batch.backslashes);
-        const times = timeTexts(chunk, batch.backslashes);
-        const [counted] = await tx`
-          WITH input AS (
-            SELECT * FROM unnest(${input.id}::text[], ${input.tenant_id}::text[], ${times}::text[],
-                                 ${input.principal_id}::text[], ${input.action}::text[], ${input.result}::text[],
-                                 ${input.resource}::text[], ${input.byte_start}::bigint[], ${input.byte_length}::int[])
-              AS u(id, tenant_id, time, principal_id, action, result, resource, byte_start, byte_length)
-          ), inserted AS (
-            INSERT INTO ${table("events")} (id, tenant_id, time, principal_id, action, result, resource, object_id,
-                                            byte_start, byte_length)
-            SELECT id, tenant_id, time::timestamptz, principal_id, action, result, resource,
-                   ${objectId.toString()}::bigint, byte_start, byte_length
-            FROM input
-            ON CONFLICT (tenant_id, time, id) DO NOTHING
-            RETURNING tenant_id, time, principal_id, action, result
-          ), rolled AS (
-            INSERT INTO ${table("counts")} AS c (tenant_id, minute, principal_id, action, result, n)
-            SELECT tenant_id, date_bin('1 minute', time, ${UTC_ORIGIN}::timestamptz), principal_id, action, result, count(*)
-            FROM inserted
-            GROUP BY 1, 2, 3, 4, 5
-            ON CONFLICT (tenant_id, minute, principal_id, action, result) DO UPDATE SET n = c.n + excluded.n
-          ), hourly AS (
-            INSERT INTO ${table("counts_hour")} AS h (tenant_id, hour, principal_id, action, result, n)
-            SELECT tenant_id, date_bin('1 hour', time, ${UTC_ORIGIN}::timestamptz), principal_id, action, result, count(*)
-            FROM inserted
-            GROUP BY 1, 2, 3, 4, 5
-            ON CONFLICT (tenant_id, hour, principal_id, action, result) DO UPDATE SET n = h.n + excluded.n
-          )
-          -- rolled and hourly run to completion unread (PostgreSQL runs every data-modifying WITH once)
-          SELECT (SELECT count(*) FROM inserted)::int AS inserted`;
-        inserted += (counted as { inserted: number }).inserted;
+        for (let at = 0; at < chunk.length; at += EVENTS_PER_STATEMENT) {
+          const part = chunk.slice(at, at + EVENTS_PER_STATEMENT);
+          inserted += await insertNewEvents(tx, schema, part, objectId, batch.backslashes);
+        }
       }
       await tx`
         INSERT INTO ${table("marks")} AS m (topic, partition, indexed_through)

@@ -181,6 +181,28 @@ describe("writeBatchIndex", () => {
     });
   });
 
+  test("a batch of more than one COPY: the chunk holding an event indexed before goes in by statements", async () => {
+    await withOwnSchema("index-large", async (own) => {
+      const lines = Array.from({ length: 60_001 }, (_, i) => ({
+        id: `big-${i}`,
+        time: `2026-11-23T12:${String(Math.floor(i / 1000) % 60).padStart(2, "0")}:00.${String(i % 1000).padStart(3, "0")}Z`,
+        principal: `p${i % 7}`,
+      }));
+      // an event of the second copy's chunk (events 50,000 on) indexed before, by an earlier object
+      await writeBatchIndex(sql, own, batchOf([lines[55_555] as (typeof lines)[number]], 0n), object("v-large-1"));
+      const result = await writeBatchIndex(sql, own, batchOf(lines, 1n), object("v-large-2"));
+      expect(result.inserted).toBe(60_000);
+      expect(await indexFacts(sql, own)).toEqual({ events: 60_001, distinctIds: 60_001, counted: 60_001, objects: 2 });
+      const [{ version }] = await sql.unsafe(
+        `SELECT o.version_id AS version FROM "${own}".events e JOIN "${own}".objects o USING (object_id)
+         WHERE e.id = 'big-55555'`,
+      );
+      expect(version).toBe("v-large-1");
+      const [{ minutes }] = await sql.unsafe(`SELECT count(DISTINCT minute)::int AS minutes FROM "${own}".counts`);
+      expect(minutes).toBe(60);
+    });
+  });
+
   test("every time is stored as PostgreSQL reads its text, copied as microseconds (1714–2285) or sent as text", async () => {
     await withOwnSchema("index-times", async (own) => {
       const copied = [
