@@ -7,9 +7,10 @@ import type { WrittenObject } from "./put-batch-object.ts";
 import { rollupColumns, rollups } from "./rollup-counts.ts";
 
 /**
- * Events per `COPY`: usually a whole batch (up to 100,000 events by default) in one, bounded so that the payload
- * stays near the batch's size. One copy per 25,000-event batch cost PostgreSQL 5.5–5.9 µs per row against 6.0–6.9
- * for three of up to 10,000 (`bench/src/pipeline/index-write.ts`, four alternated pairs).
+ * Events per `COPY`: a batch of ~400-byte records (16 MiB, ~40,000) in one; a batch of more, smaller ones (up to
+ * 100,000 by default) in two or more, so that the payload stays near the batch's size. One copy per 25,000-event
+ * batch cost PostgreSQL 5.5–5.9 µs per row against 6.0–6.9 for three of up to 10,000
+ * (`bench/src/pipeline/index-write.ts`, four alternated pairs).
  */
 const EVENTS_PER_COPY = 50_000;
 
