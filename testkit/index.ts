@@ -16,6 +16,7 @@ export { mutatedLines } from "./src/mutated-lines.ts";
 export { bucketPrefix, leaseName, randomName, realmUserName, topicName } from "./src/names.ts";
 export { type PrivateServers, startPrivateServers } from "./src/private-servers.ts";
 export { type PrivateStack, preparePrivateStack } from "./src/private-stack.ts";
+export { seededRandom } from "./src/seeded-random.ts";
 export { type SeededRealm, seedTestRealm } from "./src/seeded-realm.ts";
 export { serviceAccountKubeConfig } from "./src/service-account-config.ts";
 export { type StackEnv, stackEnv, stackS3Settings } from "./src/stack-env.ts";

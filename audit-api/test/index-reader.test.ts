@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ensureIndexSchema, writeBatchIndex } from "@svc/queue-consumer";
-import { stackEnv } from "@svc/testkit";
+import { seededRandom, stackEnv } from "@svc/testkit";
 import { SQL } from "bun";
 import { IndexReader, inPageOrder, nearestMinutes, wholeHours, wholeMinutes } from "../src/index-reader.ts";
 import type { AuditQuery } from "../src/query-request.ts";
@@ -14,17 +14,6 @@ const TENANT = "tenant-counts";
 const OTHER = "tenant-other";
 const START = Date.parse("2026-11-23T08:40:00Z");
 const SPAN_MS = 160 * 60_000; // 08:40 → 11:20: hours 08 (partial), 09, 10 (whole), 11 (partial)
-
-/** A small deterministic generator (mulberry32), so a failing range can be replayed. */
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 /** A UTC timestamp with microseconds, `offsetUs` after START. */
 function at(offsetUs: number): string {
@@ -90,7 +79,7 @@ beforeAll(async () => {
   await ensureIndexSchema(sql, schema);
   // 4 000 events of TENANT at random microseconds over 160 minutes, some on exact minute and hour boundaries, and
   // 500 of another tenant over the same span; written in batches, one batch twice (a retry) and a duplicate line.
-  const next = random(8);
+  const next = seededRandom(8);
   const records: TestRecord[] = [];
   for (let i = 0; i < 4000; i++) {
     const offsetUs = i % 97 === 0 ? Math.floor(next() * 160) * 60_000_000 : Math.floor(next() * SPAN_MS * 1000);
@@ -215,7 +204,7 @@ describe("IndexReader.count", () => {
       ["2026-11-23T10:17:05Z", "2026-11-23T10:17:55Z"],
       ["2026-11-23T09:59:29.999Z", "2026-11-23T10:00:30.001Z"],
     ];
-    const next = random(20261123);
+    const next = seededRandom(20261123);
     for (let i = 0; i < 40; i++) {
       const a = Math.floor(next() * (SPAN_MS + 600_000) * 1000) - 300_000_000;
       const b = a + Math.floor(next() * SPAN_MS * 1000);
@@ -266,7 +255,7 @@ describe("IndexReader.count", () => {
 describe("IndexReader.count with kept rollup sums", () => {
   test("equals count(*) on every call, the first (summing) and the next (kept)", async () => {
     const kept = new IndexReader(sql, schema, new RollupSums());
-    const next = random(4242);
+    const next = seededRandom(4242);
     let compared = 0;
     for (let i = 0; i < 12; i++) {
       const a = Math.floor(next() * SPAN_MS * 1000);

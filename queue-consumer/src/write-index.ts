@@ -28,10 +28,10 @@ const UNIQUE_VIOLATION = "23505";
 /** A likely size of one event's `COPY` row (the payload grows past it when its strings are longer). */
 const COPY_BYTES_PER_EVENT = 256;
 
-type TextColumn = "id" | "tenant_id" | "principal_id" | "action" | "result" | "resource";
+type TextColumn = "id" | "tenant_id" | "time" | "principal_id" | "action" | "result" | "resource";
 type IntegerColumn = "byte_start" | "byte_length";
 
-/** A chunk's events as one array literal per column (the duplicates path's `unnest`), the times apart. */
+/** A chunk's events as one array literal per column (the duplicates path's `unnest`; PostgreSQL parses the times). */
 function eventColumns(
   chunk: readonly IndexedEvent[],
   backslashes: boolean,
@@ -45,6 +45,7 @@ function eventColumns(
   return {
     id: text("id"),
     tenant_id: text("tenant_id"),
+    time: text("time"),
     principal_id: text("principal_id"),
     action: text("action"),
     result: text("result"),
@@ -52,14 +53,6 @@ function eventColumns(
     byte_start: integer("byte_start"),
     byte_length: integer("byte_length"),
   };
-}
-
-/** The chunk's times as they are written (the path of duplicates: PostgreSQL parses them). */
-function timeTexts(chunk: readonly IndexedEvent[], backslashes: boolean): string {
-  return textArrayLiteral(
-    chunk.map((event) => event.time),
-    backslashes,
-  );
 }
 
 /** `timestamptz`'s binary form counts microseconds from 2000-01-01 UTC; `timeMs` counts milliseconds from 1970. */
@@ -213,10 +206,9 @@ async function insertNewEvents(
 ): Promise<number> {
   const table = (name: string) => tx(`${schema}.${name}`);
   const input = eventColumns(chunk, backslashes);
-  const times = timeTexts(chunk, backslashes);
   const [counted] = await tx`
     WITH input AS (
-      SELECT * FROM unnest(${input.id}::text[], ${input.tenant_id}::text[], ${times}::text[],
+      SELECT * FROM unnest(${input.id}::text[], ${input.tenant_id}::text[], ${input.time}::text[],
                            ${input.principal_id}::text[], ${input.action}::text[], ${input.result}::text[],
                            ${input.resource}::text[], ${input.byte_start}::bigint[], ${input.byte_length}::int[])
         AS u(id, tenant_id, time, principal_id, action, result, resource, byte_start, byte_length)

@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { seededRandom } from "@svc/testkit";
 import { BinaryCopyRows } from "../src/pg-binary-copy.ts";
 
 const HEADER = Buffer.concat([Buffer.from("PGCOPY\n\xff\r\n\0", "latin1"), Buffer.alloc(8)]);
@@ -41,7 +42,8 @@ describe("BinaryCopyRows", () => {
 
   test("int64 writes every safe integer as its 64-bit two's complement", () => {
     const values = [0, 1, -1, 2 ** 32 - 1, 2 ** 32, -(2 ** 32), -(2 ** 32) - 1, 2 ** 53 - 1, -(2 ** 53 - 1)];
-    for (let i = 0; i < 1000; i += 1) values.push(Math.round((Math.random() * 2 - 1) * Number.MAX_SAFE_INTEGER));
+    const next = seededRandom(20261126);
+    for (let i = 0; i < 1000; i += 1) values.push(Math.round((next() * 2 - 1) * Number.MAX_SAFE_INTEGER));
     for (const value of values) {
       const rows = new BinaryCopyRows();
       rows.int64(value);

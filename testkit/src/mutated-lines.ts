@@ -1,18 +1,15 @@
+import { seededRandom } from "./seeded-random.ts";
+
 /** Bytes a mutation inserts or writes over, most of them JSON syntax (the rest: any byte). */
 const ALPHABET = Buffer.from('{}[]":,.-+0123456789eE \t\\/ux"a');
 
 /**
  * `count` lines, each one of `lines` with 0–2 random bytes deleted, inserted or overwritten: deterministic for a
- * `seed` (mulberry32), so a parser's fast path can be held against its reference on the same inputs every run.
+ * `seed` (`seededRandom`), so a parser's fast path can be held against its reference on the same inputs every run.
  */
 export function* mutatedLines(lines: readonly string[], count: number, seed: number): Generator<Buffer> {
-  let state = seed;
-  const random = (n: number) => {
-    state = (state + 0x6d2b79f5) | 0;
-    let t = Math.imul(state ^ (state >>> 15), 1 | state);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return Math.floor((((t ^ (t >>> 14)) >>> 0) / 2 ** 32) * n);
-  };
+  const next = seededRandom(seed);
+  const random = (n: number) => Math.floor(next() * n);
   for (let i = 0; i < count; i += 1) {
     let mutated = Buffer.from(lines[random(lines.length)] as string);
     for (let m = 0, edits = random(3); m < edits; m += 1) {

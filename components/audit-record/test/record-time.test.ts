@@ -1,17 +1,6 @@
 import { expect, test } from "bun:test";
+import { seededRandom } from "@svc/testkit";
 import { recordTimeMs } from "../index.ts";
-
-/** A deterministic generator (mulberry32), so a failure names a reproducible case. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 const pad = (n: number, width: number) => String(n).padStart(width, "0");
 
@@ -31,7 +20,7 @@ function validTime(next: () => number): string {
 }
 
 test("a valid time gives the same epoch milliseconds as Date.parse (100,000 random times, years 0001–9999)", () => {
-  const next = random(20261126);
+  const next = seededRandom(20261126);
   const differing: string[] = [];
   for (let i = 0; i < 100_000; i++) {
     const time = validTime(next);
