@@ -9,6 +9,8 @@ import type { IndexReader } from "./index-reader.ts";
 export interface BenchContext {
   args: BenchArgs;
   stack: StackEnv;
+  /** The stack's state directory (its servers' pid files: `cpu-budget.ts`). */
+  stateDir: string;
   brokers: string;
   /** Random per run: the prefix of every topic, group, key prefix and index schema it makes. */
   run: string;

@@ -2,6 +2,7 @@ import { join } from "node:path";
 import { consumerSettings, THROUGHPUT_BATCH_AGE_MS } from "./consumer-section.ts";
 import type { BenchContext } from "./context.ts";
 import { waitForCount } from "./context.ts";
+import { startCpuMeter } from "./cpu-budget.ts";
 import { IndexReader } from "./index-reader.ts";
 import type { ThroughputRound } from "./results.ts";
 import { spawnAgent, spawnConsumer } from "./services.ts";
@@ -16,6 +17,7 @@ export async function runEndToEnd(ctx: BenchContext, results: ThroughputRound): 
   const index = new IndexReader(ctx.stack.postgresUrl, settings.indexSchema);
   ctx.indexes.push(index);
   await settleFor(ctx, "end to end");
+  const meter = startCpuMeter(ctx.stateDir);
   const consumer = spawnConsumer(settings);
   const agent = spawnAgent({
     source: ctx.file,
@@ -30,10 +32,19 @@ export async function runEndToEnd(ctx: BenchContext, results: ThroughputRound): 
       abort: () => agent.exitedEarly() ?? consumer.exitedEarly(),
       intervalMs: 50,
     });
+    const cpu = { ...meter.spent(), agentMs: agent.cpuMs(), consumerMs: consumer.cpuMs() };
     const [agentRss, consumerRss] = await Promise.all([agent.stop(), consumer.stop()]);
     const stored = await index.storedCount(ctx.run);
     if (stored !== n) throw new Error(`end to end: the index holds ${stored} distinct ids, expected ${n}`);
-    results.endToEnd = { records: n, bytes: ctx.fileBytes, ms, peakRss: agentRss + consumerRss, agentRss, consumerRss };
+    results.endToEnd = {
+      records: n,
+      bytes: ctx.fileBytes,
+      ms,
+      peakRss: agentRss + consumerRss,
+      agentRss,
+      consumerRss,
+      cpu,
+    };
     ctx.progress.done(`end to end: ${n} records in ${(ms / 1000).toFixed(2)} s`);
   } finally {
     await Promise.all([agent.stop(), consumer.stop()]);

@@ -37,8 +37,9 @@ const wants = (section: Section) => args.sections.includes(section);
 const present = servicesPresent();
 
 const run = randomName("bench");
+const stateDir = defaultStateDir(process.env);
 try {
-  checkDiskRoom(diskNeeds(args), tmpdir(), defaultStateDir(process.env));
+  checkDiskRoom(diskNeeds(args), tmpdir(), stateDir);
 } catch (error) {
   process.stderr.write(`${(error as Error).message}\n`);
   process.exit(1);
@@ -66,6 +67,7 @@ const file = join(dir, "records.jsonl");
 const ctx: BenchContext = {
   args,
   stack,
+  stateDir,
   brokers: stack.kafkaBrokers.join(","),
   run,
   dir,

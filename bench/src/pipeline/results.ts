@@ -1,3 +1,5 @@
+import type { CpuSpent } from "./cpu-budget.ts";
+
 /** What one bench run measured (the `--json` output and the source of the table). */
 export interface ShipFigures {
   records: number;
@@ -12,6 +14,13 @@ export interface ShipFigures {
 export interface EndToEndFigures extends ShipFigures {
   agentRss: number;
   consumerRss: number;
+  /** CPU ms each process and the machine spent over the run (`cpu-budget.ts`), when /proc could be read. */
+  cpu?: EndToEndCpu | undefined;
+}
+
+export interface EndToEndCpu extends CpuSpent {
+  agentMs: number | undefined;
+  consumerMs: number | undefined;
 }
 
 export interface LatencyFigures {

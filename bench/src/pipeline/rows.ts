@@ -1,5 +1,6 @@
+import { BUDGET_SERVERS } from "./cpu-budget.ts";
 import { ratePerSecond } from "./percentiles.ts";
-import type { BenchResults, ShipFigures, ThroughputRound } from "./results.ts";
+import type { BenchResults, EndToEndCpu, ShipFigures, ThroughputRound } from "./results.ts";
 import { roundRange } from "./rounds.ts";
 import { atLeast, type BenchRow, type Figure, within } from "./table.ts";
 
@@ -19,6 +20,34 @@ const rss = (bytes: number | undefined): Figure | undefined => {
   return value === undefined ? undefined : { value, unit: "MiB" };
 };
 const ms = (value: number | undefined): Figure | undefined => (value === undefined ? undefined : { value, unit: "ms" });
+
+/** Ms of CPU over `records` events, in µs per event. */
+const perEvent = (cpuMs: number | undefined, records: number) =>
+  cpuMs === undefined || records === 0 ? undefined : (cpuMs * 1000) / records;
+
+/** The events per second `cpus` CPUs could carry if each event took `busyMs / records` of CPU and nothing waited. */
+export function cpuCeiling(busyMs: number | undefined, records: number, cpus: number): number | undefined {
+  const micros = perEvent(busyMs, records);
+  return micros === undefined || micros <= 0 ? undefined : (cpus * 1e6) / micros;
+}
+
+/** The rest: the machine's busy CPU that none of the named processes used (the other servers, the bench, the OS). */
+export function restOfMachine(cpu: EndToEndCpu | undefined): number | undefined {
+  if (cpu === undefined) return undefined;
+  const parts = [cpu.agentMs, cpu.consumerMs, ...BUDGET_SERVERS.map((server) => cpu.servers[server])];
+  if (parts.some((part) => part === undefined)) return undefined;
+  return cpu.machineBusyMs - parts.reduce((sum: number, part) => sum + (part as number), 0);
+}
+
+const e2eCpuParts: readonly (readonly [string, (cpu: EndToEndCpu | undefined) => number | undefined])[] = [
+  ["agent", (cpu) => cpu?.agentMs],
+  ["consumer", (cpu) => cpu?.consumerMs],
+  ["Kafka broker", (cpu) => cpu?.servers.kafka],
+  ["PostgreSQL", (cpu) => cpu?.servers.postgres],
+  ["MinIO", (cpu) => cpu?.servers.minio],
+  ["rest of the machine", restOfMachine],
+  ["whole machine", (cpu) => cpu?.machineBusyMs],
+];
 
 function both(a: boolean | undefined, b: boolean | undefined): boolean | undefined {
   if (a === undefined || b === undefined) return a === false || b === false ? false : undefined;
@@ -114,6 +143,20 @@ export function benchRows(results: BenchResults): BenchRow[] {
     section: "end to end",
     measure: "peak RSS consumer",
     ours: figure("endToEnd", (f) => mib(f.consumerRss), "MiB"),
+  });
+  // Where the end-to-end run's CPU went, per event (`cpu-budget.ts`): the limit of the rate above, measured.
+  const cpus = results.workload.machine.cpus;
+  for (const [label, pick] of e2eCpuParts) {
+    rows.push({
+      section: "end to end",
+      measure: `CPU per event, ${label}`,
+      ours: figure("endToEnd", (f) => perEvent(pick(f.cpu), f.records), "µs/ev"),
+    });
+  }
+  rows.push({
+    section: "end to end",
+    measure: `rate the CPU per event allows (${cpus} CPUs ÷ the machine's µs/ev)`,
+    ours: figure("endToEnd", (f) => cpuCeiling(f.cpu?.machineBusyMs, f.records, cpus), "ev/s"),
   });
 
   const defaultAge = results.workload.batchAges[0];

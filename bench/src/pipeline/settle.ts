@@ -1,5 +1,5 @@
-import { readFileSync } from "node:fs";
 import { SQL } from "bun";
+import { machineCpuMs } from "./cpu-budget.ts";
 
 /** How long `settle` waited before a timed section, and how idle the CPUs were at the end. */
 export interface Settled {
@@ -10,17 +10,6 @@ export interface Settled {
 
 const WINDOW_MS = 500;
 const IDLE_ENOUGH = 0.85;
-
-/** Idle and total jiffies of every CPU so far (`/proc/stat`'s first line). */
-function cpuTimes(): { idle: number; total: number } {
-  const fields = (readFileSync("/proc/stat", "latin1").split("\n", 1)[0] ?? "")
-    .trim()
-    .split(/\s+/)
-    .slice(1)
-    .map(Number);
-  const total = fields.reduce((sum, value) => sum + value, 0);
-  return { idle: (fields[3] ?? 0) + (fields[4] ?? 0), total };
-}
 
 /**
  * Before a timed section: PostgreSQL writes its dirty buffers out (`CHECKPOINT`), the kernel its dirty pages (`sync`),
@@ -42,10 +31,11 @@ export async function settle(pgUrl: string, timeoutMs = 30_000): Promise<Settled
   Bun.spawnSync(["sync"]);
   let idle = 0;
   do {
-    const before = cpuTimes();
+    const before = machineCpuMs();
     await Bun.sleep(WINDOW_MS);
-    const after = cpuTimes();
-    idle = after.total > before.total ? (after.idle - before.idle) / (after.total - before.total) : 1;
+    const after = machineCpuMs();
+    const total = after.total - before.total;
+    idle = total > 0 ? 1 - (after.busy - before.busy) / total : 1;
   } while (idle < IDLE_ENOUGH && performance.now() - started < timeoutMs);
   return { ms: performance.now() - started, idle };
 }

@@ -103,3 +103,45 @@ test("rounds: end to end shows its median round's rate and both services' RSS", 
   expect(rows.find((r) => r.measure === "peak RSS agent")?.ours).toEqual({ value: 1, unit: "MiB", range: [1, 4] });
   expect(rows.find((r) => r.measure === "peak RSS consumer")?.ours).toEqual({ value: 3, unit: "MiB", range: [3, 12] });
 });
+
+test("end-to-end CPU rows: each process per event, the rest of the machine, and the rate the CPU allows", () => {
+  const endToEnd = {
+    records: 1_000,
+    bytes: 400_000,
+    ms: 10,
+    peakRss: 2,
+    agentRss: 1,
+    consumerRss: 1,
+    cpu: {
+      agentMs: 3,
+      consumerMs: 8,
+      servers: { kafka: 4, postgres: 6, minio: 2 },
+      machineBusyMs: 25,
+    },
+  };
+  const rows = benchRows({ startedAt: "", workload, endToEnd, rounds: [], latency: [], skipped: [] });
+  const value = (measure: string) => rows.find((r) => r.measure === `CPU per event, ${measure}`)?.ours?.value;
+  expect(value("agent")).toBe(3); // 3 ms over 1,000 events
+  expect(value("consumer")).toBe(8);
+  expect(value("Kafka broker")).toBe(4);
+  expect(value("PostgreSQL")).toBe(6);
+  expect(value("MinIO")).toBe(2);
+  expect(value("rest of the machine")).toBe(2); // 25 − (3 + 8 + 4 + 6 + 2)
+  expect(value("whole machine")).toBe(25);
+  // 2 CPUs ÷ 25 µs per event.
+  expect(rows.find((r) => r.measure.startsWith("rate the CPU"))?.ours?.value).toBe(80_000);
+
+  // A server whose pid file named no live process: its row is empty, and so is the rest.
+  const missing = benchRows({
+    startedAt: "",
+    workload,
+    endToEnd: { ...endToEnd, cpu: { ...endToEnd.cpu, servers: { kafka: 4, postgres: 6 } } },
+    rounds: [],
+    latency: [],
+    skipped: [],
+  });
+  const empty = (measure: string) => missing.find((r) => r.measure === `CPU per event, ${measure}`)?.ours;
+  expect(empty("MinIO")).toBeUndefined();
+  expect(empty("rest of the machine")).toBeUndefined();
+  expect(empty("whole machine")?.value).toBe(25);
+});

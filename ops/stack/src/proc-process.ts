@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 
 /**
  * What Linux's /proc says about one process. Every reader returns undefined when the process is gone or its
@@ -25,6 +25,24 @@ export function cpuMsOf(pid: number): number | undefined {
   const stime = Number(fields?.[12]);
   if (!Number.isFinite(utime) || !Number.isFinite(stime)) return undefined;
   return ((utime + stime) * 1000) / TICKS_PER_SECOND;
+}
+
+/**
+ * CPU time (user + system, every thread) of every process now in process group `group`, in ms: a server and the
+ * children it forked (PostgreSQL's backends). A child that exited takes its CPU with it, so over an interval this
+ * counts the processes that lived through it.
+ */
+export function groupCpuMs(group: number): number {
+  let total = 0;
+  for (const entry of readdirSync("/proc")) {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid)) continue;
+    const fields = statFields(pid);
+    if (Number(fields?.[2]) !== group) continue;
+    const ticks = Number(fields?.[11]) + Number(fields?.[12]);
+    if (Number.isFinite(ticks)) total += ticks;
+  }
+  return (total * 1000) / TICKS_PER_SECOND;
 }
 
 /** The process group (stat field 5): a server and the children it forks share the group of the pid we spawned. */

@@ -1,0 +1,53 @@
+import { readFileSync } from "node:fs";
+import { groupCpuMs, livePid, processGroupOf, serverPidFile } from "@svc/stack";
+
+/**
+ * Where the machine's CPU goes while a section runs: the stack's servers that the pipeline drives (each one's
+ * process group, so PostgreSQL's backends count with it) and the machine as a whole. With our services' own CPU
+ * beside it, the end-to-end row's limit is read off, not guessed: the machine's CPUs divided by the CPU one event
+ * costs everywhere is the rate it could reach if nothing else waited.
+ */
+export const BUDGET_SERVERS = ["kafka", "postgres", "minio"] as const;
+export type BudgetServer = (typeof BUDGET_SERVERS)[number];
+
+/** Busy and total CPU time of every CPU so far, in ms (`/proc/stat`'s first line, USER_HZ ticks of 10 ms). */
+export function machineCpuMs(): { busy: number; total: number } {
+  const fields = (readFileSync("/proc/stat", "latin1").split("\n", 1)[0] ?? "")
+    .trim()
+    .split(/\s+/)
+    .slice(1)
+    .map(Number);
+  const total = fields.reduce((sum, value) => sum + value, 0);
+  const idle = (fields[3] ?? 0) + (fields[4] ?? 0);
+  return { busy: (total - idle) * 10, total: total * 10 };
+}
+
+/** CPU ms over the interval: each server (undefined when its pid file names no live process) and the machine's. */
+export interface CpuSpent {
+  servers: Partial<Record<BudgetServer, number>>;
+  machineBusyMs: number;
+}
+
+export interface CpuMeter {
+  /** What was spent since the meter started. */
+  spent(): CpuSpent;
+}
+
+/** Starts counting the servers' and the machine's CPU; `stateDir` is the stack's (where its pid files are). */
+export function startCpuMeter(stateDir: string): CpuMeter {
+  const groups = new Map<BudgetServer, number>();
+  for (const server of BUDGET_SERVERS) {
+    const pid = livePid(serverPidFile(stateDir, server));
+    const group = pid === undefined ? undefined : processGroupOf(pid);
+    if (group !== undefined) groups.set(server, group);
+  }
+  const before = new Map([...groups].map(([server, group]) => [server, groupCpuMs(group)]));
+  const machineBefore = machineCpuMs().busy;
+  return {
+    spent() {
+      const servers: Partial<Record<BudgetServer, number>> = {};
+      for (const [server, group] of groups) servers[server] = groupCpuMs(group) - (before.get(server) ?? 0);
+      return { servers, machineBusyMs: machineCpuMs().busy - machineBefore };
+    },
+  };
+}
