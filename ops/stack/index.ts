@@ -5,7 +5,7 @@ export { livePid } from "./src/daemon.ts";
 export { STACK_ERROR_CODES, StackAggregateError, StackError, type StackErrorCode } from "./src/errors.ts";
 export { freePort, freePortSync } from "./src/free-port.ts";
 export { cacheDir, defaultStateDir } from "./src/paths.ts";
-export { cpuMsOf, groupCpuMs, processGroupOf } from "./src/proc-process.ts";
+export { cpuMsOf, treeCpuMs } from "./src/proc-process.ts";
 export { createProgress, silentProgress } from "./src/progress.ts";
 export { AUDIT_DAEMON_JSC_RAM_BYTES, jscHeapEnv } from "./src/services/audit-pipeline.ts";
 export { down, killAllNow, readEnvFile, type StackUp, status, up } from "./src/stack.ts";

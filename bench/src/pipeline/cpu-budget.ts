@@ -1,9 +1,9 @@
 import { readFileSync } from "node:fs";
-import { groupCpuMs, livePid, processGroupOf, serverPidFile } from "@svc/stack";
+import { livePid, serverPidFile, treeCpuMs } from "@svc/stack";
 
 /**
  * Where the machine's CPU goes while a section runs: the stack's servers that the pipeline drives (each one's
- * process group, so PostgreSQL's backends count with it) and the machine as a whole. With our services' own CPU
+ * process and its descendants, so PostgreSQL's backends count with it) and the machine as a whole. With our services' own CPU
  * beside it, the end-to-end row's limit is read off, not guessed: the machine's CPUs divided by the CPU one event
  * costs everywhere is the rate it could reach if nothing else waited.
  */
@@ -35,18 +35,17 @@ export interface CpuMeter {
 
 /** Starts counting the servers' and the machine's CPU; `stateDir` is the stack's (where its pid files are). */
 export function startCpuMeter(stateDir: string): CpuMeter {
-  const groups = new Map<BudgetServer, number>();
+  const pids = new Map<BudgetServer, number>();
   for (const server of BUDGET_SERVERS) {
     const pid = livePid(serverPidFile(stateDir, server));
-    const group = pid === undefined ? undefined : processGroupOf(pid);
-    if (group !== undefined) groups.set(server, group);
+    if (pid !== undefined) pids.set(server, pid);
   }
-  const before = new Map([...groups].map(([server, group]) => [server, groupCpuMs(group)]));
+  const before = new Map([...pids].map(([server, pid]) => [server, treeCpuMs(pid)]));
   const machineBefore = machineCpuMs().busy;
   return {
     spent() {
       const servers: Partial<Record<BudgetServer, number>> = {};
-      for (const [server, group] of groups) servers[server] = groupCpuMs(group) - (before.get(server) ?? 0);
+      for (const [server, pid] of pids) servers[server] = treeCpuMs(pid) - (before.get(server) ?? 0);
       return { servers, machineBusyMs: machineCpuMs().busy - machineBefore };
     },
   };

@@ -28,19 +28,31 @@ export function cpuMsOf(pid: number): number | undefined {
 }
 
 /**
- * CPU time (user + system, every thread) of every process now in process group `group`, in ms: a server and the
- * children it forked (PostgreSQL's backends). A child that exited takes its CPU with it, so over an interval this
- * counts the processes that lived through it.
+ * CPU time (user + system, every thread) of process `pid` and every descendant now alive, in ms: a server and the
+ * children it forked. By parent, not by process group: PostgreSQL's backends each lead a session of their own. A
+ * child that exited takes its CPU with it, so over an interval this counts the processes that lived through it.
  */
-export function groupCpuMs(group: number): number {
-  let total = 0;
+export function treeCpuMs(pid: number): number {
+  const parents = new Map<number, number>();
+  const ticks = new Map<number, number>();
   for (const entry of readdirSync("/proc")) {
-    const pid = Number(entry);
-    if (!Number.isInteger(pid)) continue;
-    const fields = statFields(pid);
-    if (Number(fields?.[2]) !== group) continue;
-    const ticks = Number(fields?.[11]) + Number(fields?.[12]);
-    if (Number.isFinite(ticks)) total += ticks;
+    const child = Number(entry);
+    if (!Number.isInteger(child)) continue;
+    const fields = statFields(child);
+    if (fields === undefined) continue;
+    parents.set(child, Number(fields[1]));
+    ticks.set(child, Number(fields[11]) + Number(fields[12]));
+  }
+  let total = 0;
+  for (const [candidate, used] of ticks) {
+    if (!Number.isFinite(used)) continue;
+    // Up the parent chain to `pid` or to init; a chain is short (a server, its children, theirs).
+    for (let at: number | undefined = candidate; at !== undefined && at > 0; at = parents.get(at)) {
+      if (at === pid) {
+        total += used;
+        break;
+      }
+    }
   }
   return (total * 1000) / TICKS_PER_SECOND;
 }
