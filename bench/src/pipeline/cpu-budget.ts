@@ -3,23 +3,28 @@ import { livePid, serverPidFile, treeCpuMs } from "@svc/stack";
 
 /**
  * Where the machine's CPU goes while a section runs: the stack's servers that the pipeline drives (each one's
- * process and its descendants, so PostgreSQL's backends count with it) and the machine as a whole. With our services' own CPU
- * beside it, the end-to-end row's limit is read off, not guessed: the machine's CPUs divided by the CPU one event
- * costs everywhere is the rate it could reach if nothing else waited.
+ * process and its descendants, so PostgreSQL's backends count with it) and the machine as a whole. With our
+ * services' own CPU beside it, the end-to-end row's limit is read off, not guessed: the machine's CPUs divided by
+ * the CPU one event costs everywhere is the rate it could reach if nothing else waited.
  */
 export const BUDGET_SERVERS = ["kafka", "postgres", "minio"] as const;
 export type BudgetServer = (typeof BUDGET_SERVERS)[number];
 
-/** Busy and total CPU time of every CPU so far, in ms (`/proc/stat`'s first line, USER_HZ ticks of 10 ms). */
+/**
+ * Busy and total CPU time of every CPU so far, in ms (`/proc/stat`'s first line, USER_HZ ticks of 10 ms). Busy is
+ * user, nice, system, irq and softirq (guest time is already inside user and nice); the total adds idle, iowait and
+ * steal (time the hypervisor gave to another machine: not ours, so not busy).
+ */
 export function machineCpuMs(): { busy: number; total: number } {
-  const fields = (readFileSync("/proc/stat", "latin1").split("\n", 1)[0] ?? "")
+  const [user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0] = (
+    readFileSync("/proc/stat", "latin1").split("\n", 1)[0] ?? ""
+  )
     .trim()
     .split(/\s+/)
     .slice(1)
     .map(Number);
-  const total = fields.reduce((sum, value) => sum + value, 0);
-  const idle = (fields[3] ?? 0) + (fields[4] ?? 0);
-  return { busy: (total - idle) * 10, total: total * 10 };
+  const busy = user + nice + system + irq + softirq;
+  return { busy: busy * 10, total: (busy + idle + iowait + steal) * 10 };
 }
 
 /** CPU ms over the interval: each server (undefined when its pid file names no live process) and the machine's. */
