@@ -1,5 +1,6 @@
 import type { BenchContext } from "./context.ts";
 import { waitForCount } from "./context.ts";
+import { startCpuMeter } from "./cpu-budget.ts";
 import { IndexReader } from "./index-reader.ts";
 import type { ThroughputRound } from "./results.ts";
 import { spawnConsumer } from "./services.ts";
@@ -41,6 +42,7 @@ export async function runConsumerAlone(ctx: BenchContext, results: ThroughputRou
   const index = new IndexReader(ctx.stack.postgresUrl, settings.indexSchema);
   ctx.indexes.push(index);
   await settleFor(ctx, "consumer");
+  const meter = startCpuMeter(ctx.stateDir);
   const consumer = spawnConsumer(settings);
   try {
     const ms = await waitForCount(ctx, "consumer: topic → S3", () => index.durableRecords(), n, {
@@ -48,11 +50,12 @@ export async function runConsumerAlone(ctx: BenchContext, results: ThroughputRou
       abort: consumer.exitedEarly,
       intervalMs: 50,
     });
+    const budget = meter.spent({ consumer: consumer.cpuMs() });
     consumer.rss.sample();
     const peakRss = await consumer.stop();
     const stored = await index.storedCount(ctx.run);
     if (stored !== n) throw new Error(`consumer: the index holds ${stored} distinct ids, expected ${n}`);
-    results.consumer = { records: n, bytes: ctx.fileBytes, ms, peakRss };
+    results.consumer = { records: n, bytes: ctx.fileBytes, ms, peakRss, budget };
     ctx.progress.done(
       `consumer: ${n} records in ${(ms / 1000).toFixed(2)} s, peak RSS ${(peakRss / 2 ** 20).toFixed(0)} MiB`,
     );

@@ -33,9 +33,15 @@ export interface CpuSpent {
   machineBusyMs: number;
 }
 
+/** CPU ms over a run: our services' (by name), the stack's servers' and the whole machine's. */
+export interface CpuBudget extends CpuSpent {
+  ours: Partial<Record<OurService, number>>;
+}
+export type OurService = "agent" | "consumer";
+
 export interface CpuMeter {
-  /** What was spent since the meter started. */
-  spent(): CpuSpent;
+  /** What was spent since the meter started, with our services' CPU over the same run (undefined: not read). */
+  spent(ours: Partial<Record<OurService, number | undefined>>): CpuBudget;
 }
 
 /** Starts counting the servers' and the machine's CPU; `stateDir` is the stack's (where its pid files are). */
@@ -48,10 +54,14 @@ export function startCpuMeter(stateDir: string): CpuMeter {
   const before = new Map([...pids].map(([server, pid]) => [server, treeCpuMs(pid)]));
   const machineBefore = machineCpuMs().busy;
   return {
-    spent() {
+    spent(ours) {
       const servers: Partial<Record<BudgetServer, number>> = {};
       for (const [server, pid] of pids) servers[server] = treeCpuMs(pid) - (before.get(server) ?? 0);
-      return { servers, machineBusyMs: machineCpuMs().busy - machineBefore };
+      const read: Partial<Record<OurService, number>> = {};
+      for (const [name, ms] of Object.entries(ours) as [OurService, number | undefined][]) {
+        if (ms !== undefined) read[name] = ms;
+      }
+      return { ours: read, servers, machineBusyMs: machineCpuMs().busy - machineBefore };
     },
   };
 }

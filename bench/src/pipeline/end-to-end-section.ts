@@ -32,7 +32,7 @@ export async function runEndToEnd(ctx: BenchContext, results: ThroughputRound): 
       abort: () => agent.exitedEarly() ?? consumer.exitedEarly(),
       intervalMs: 50,
     });
-    const cpu = { ...meter.spent(), agentMs: agent.cpuMs(), consumerMs: consumer.cpuMs() };
+    const budget = meter.spent({ agent: agent.cpuMs(), consumer: consumer.cpuMs() });
     const [agentRss, consumerRss] = await Promise.all([agent.stop(), consumer.stop()]);
     const stored = await index.storedCount(ctx.run);
     if (stored !== n) throw new Error(`end to end: the index holds ${stored} distinct ids, expected ${n}`);
@@ -43,7 +43,7 @@ export async function runEndToEnd(ctx: BenchContext, results: ThroughputRound): 
       peakRss: agentRss + consumerRss,
       agentRss,
       consumerRss,
-      cpu,
+      budget,
     };
     ctx.progress.done(`end to end: ${n} records in ${(ms / 1000).toFixed(2)} s`);
   } finally {

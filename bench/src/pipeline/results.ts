@@ -1,4 +1,4 @@
-import type { CpuSpent } from "./cpu-budget.ts";
+import type { CpuBudget } from "./cpu-budget.ts";
 
 /** What one bench run measured (the `--json` output and the source of the table). */
 export interface ShipFigures {
@@ -9,18 +9,13 @@ export interface ShipFigures {
   peakRss: number;
   /** CPU time (user + system, every thread) from spawn to the last record counted, in ms, when it was read. */
   cpuMs?: number | undefined;
+  /** Where the machine's CPU went over the run (`cpu-budget.ts`), when /proc could be read. */
+  budget?: CpuBudget | undefined;
 }
 
 export interface EndToEndFigures extends ShipFigures {
   agentRss: number;
   consumerRss: number;
-  /** CPU ms each process and the machine spent over the run (`cpu-budget.ts`), when /proc could be read. */
-  cpu?: EndToEndCpu | undefined;
-}
-
-export interface EndToEndCpu extends CpuSpent {
-  agentMs: number | undefined;
-  consumerMs: number | undefined;
 }
 
 export interface LatencyFigures {

@@ -1,6 +1,6 @@
-import { BUDGET_SERVERS } from "./cpu-budget.ts";
+import { BUDGET_SERVERS, type BudgetServer, type CpuBudget, type OurService } from "./cpu-budget.ts";
 import { ratePerSecond } from "./percentiles.ts";
-import type { BenchResults, EndToEndCpu, ShipFigures, ThroughputRound } from "./results.ts";
+import type { BenchResults, ShipFigures, ThroughputRound } from "./results.ts";
 import { roundRange } from "./rounds.ts";
 import { atLeast, type BenchRow, type Figure, within } from "./table.ts";
 
@@ -31,23 +31,22 @@ export function cpuCeiling(busyMs: number | undefined, records: number, cpus: nu
   return micros === undefined || micros <= 0 ? undefined : (cpus * 1e6) / micros;
 }
 
-/** The rest: the machine's busy CPU that none of the named processes used (the other servers, the bench, the OS). */
-export function restOfMachine(cpu: EndToEndCpu | undefined): number | undefined {
-  if (cpu === undefined) return undefined;
-  const parts = [cpu.agentMs, cpu.consumerMs, ...BUDGET_SERVERS.map((server) => cpu.servers[server])];
-  if (parts.some((part) => part === undefined)) return undefined;
-  return cpu.machineBusyMs - parts.reduce((sum: number, part) => sum + (part as number), 0);
+/**
+ * The rest: the machine's busy CPU that none of the named processes used (the other servers, the bench, the OS);
+ * undefined when a server's figure is missing.
+ */
+export function restOfMachine(budget: CpuBudget | undefined): number | undefined {
+  if (budget === undefined) return undefined;
+  const servers = BUDGET_SERVERS.map((server) => budget.servers[server]);
+  if (servers.some((part) => part === undefined)) return undefined;
+  const named = [...Object.values(budget.ours), ...servers] as number[];
+  return budget.machineBusyMs - named.reduce((sum, part) => sum + part, 0);
 }
 
-const e2eCpuParts: readonly (readonly [string, (cpu: EndToEndCpu | undefined) => number | undefined])[] = [
-  ["agent", (cpu) => cpu?.agentMs],
-  ["consumer", (cpu) => cpu?.consumerMs],
-  ["Kafka broker", (cpu) => cpu?.servers.kafka],
-  ["PostgreSQL", (cpu) => cpu?.servers.postgres],
-  ["MinIO", (cpu) => cpu?.servers.minio],
-  ["rest of the machine", restOfMachine],
-  ["whole machine", (cpu) => cpu?.machineBusyMs],
-];
+const OUR_SERVICES: readonly OurService[] = ["agent", "consumer"];
+/** One figure of a budget, in CPU ms. */
+type BudgetPart = (budget: CpuBudget | undefined) => number | undefined;
+const SERVER_LABELS: Record<BudgetServer, string> = { kafka: "Kafka broker", postgres: "PostgreSQL", minio: "MinIO" };
 
 function both(a: boolean | undefined, b: boolean | undefined): boolean | undefined {
   if (a === undefined || b === undefined) return a === false || b === false ? false : undefined;
@@ -68,6 +67,37 @@ export function benchRows(results: BenchResults): BenchRow[] {
     if (value === undefined) return undefined;
     const range = roundRange(results.rounds, measure, pick);
     return range ? { value, unit, range } : { value, unit };
+  };
+
+  // Where a section's CPU went, per record (`cpu-budget.ts`): what limits its rate, measured. Our services' rows
+  // only for those the section ran.
+  const cpus = results.workload.machine.cpus;
+  const budgetRows = (section: string, measure: "consumer" | "endToEnd", noun: string, short: string) => {
+    const ran = results[measure]?.budget?.ours ?? {};
+    const parts: [string, BudgetPart][] = [
+      ...OUR_SERVICES.filter((name) => ran[name] !== undefined).map((name): [string, BudgetPart] => [
+        name,
+        (budget) => budget?.ours[name],
+      ]),
+      ...BUDGET_SERVERS.map((server): [string, BudgetPart] => [
+        SERVER_LABELS[server],
+        (budget) => budget?.servers[server],
+      ]),
+      ["rest of the machine", restOfMachine],
+      ["whole machine", (budget) => budget?.machineBusyMs],
+    ];
+    for (const [label, pick] of parts) {
+      rows.push({
+        section,
+        measure: `CPU per ${noun}, ${label}`,
+        ours: figure(measure, (f) => perEvent(pick(f.budget), f.records), `µs/${short}`),
+      });
+    }
+    rows.push({
+      section,
+      measure: `rate the CPU per ${noun} allows (${cpus} CPUs ÷ the machine's µs/${short})`,
+      ours: figure(measure, (f) => cpuCeiling(f.budget?.machineBusyMs, f.records, cpus), `${short}/s`),
+    });
   };
 
   const agentRate = figure("agent", perSecond, "rec/s");
@@ -120,6 +150,7 @@ export function benchRows(results: BenchResults): BenchRow[] {
     ours: figure("consumer", peakMiB, "MiB"),
     kcat: figure("kcatConsume", peakMiB, "MiB"),
   });
+  budgetRows("consumer", "consumer", "record", "rec");
 
   const e2eRate = figure("endToEnd", perSecond, "ev/s");
   rows.push({
@@ -144,20 +175,7 @@ export function benchRows(results: BenchResults): BenchRow[] {
     measure: "peak RSS consumer",
     ours: figure("endToEnd", (f) => mib(f.consumerRss), "MiB"),
   });
-  // Where the end-to-end run's CPU went, per event (`cpu-budget.ts`): the limit of the rate above, measured.
-  const cpus = results.workload.machine.cpus;
-  for (const [label, pick] of e2eCpuParts) {
-    rows.push({
-      section: "end to end",
-      measure: `CPU per event, ${label}`,
-      ours: figure("endToEnd", (f) => perEvent(pick(f.cpu), f.records), "µs/ev"),
-    });
-  }
-  rows.push({
-    section: "end to end",
-    measure: `rate the CPU per event allows (${cpus} CPUs ÷ the machine's µs/ev)`,
-    ours: figure("endToEnd", (f) => cpuCeiling(f.cpu?.machineBusyMs, f.records, cpus), "ev/s"),
-  });
+  budgetRows("end to end", "endToEnd", "event", "ev");
 
   const defaultAge = results.workload.batchAges[0];
   for (const run of results.latency) {

@@ -17,16 +17,18 @@ test("the meter counts a server and its children by its pid file, and the machin
     writeFileSync(join(stateDir, "pids", "minio.pid"), `${busy.pid}\n`);
     const deadline = performance.now() + 4_000;
     const meter = startCpuMeter(stateDir);
-    let spent = meter.spent();
+    let spent = meter.spent({ consumer: 5, agent: undefined });
     while ((spent.servers.minio ?? 0) < 200 && performance.now() < deadline) {
       await Bun.sleep(20);
-      spent = meter.spent();
+      spent = meter.spent({ consumer: 5, agent: undefined });
     }
     expect(spent.servers.minio).toBeGreaterThanOrEqual(200);
     // The machine was at least as busy as the group, and the servers with no pid file have no figure.
     expect(spent.machineBusyMs).toBeGreaterThanOrEqual((spent.servers.minio as number) - 20);
     expect(spent.servers.kafka).toBeUndefined();
     expect(spent.servers.postgres).toBeUndefined();
+    // Our services' figures as given; one not read is left out.
+    expect(spent.ours).toEqual({ consumer: 5 });
   } finally {
     process.kill(-busy.pid, 9);
     await busy.exited;

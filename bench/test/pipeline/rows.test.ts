@@ -112,9 +112,8 @@ test("end-to-end CPU rows: each process per event, the rest of the machine, and 
     peakRss: 2,
     agentRss: 1,
     consumerRss: 1,
-    cpu: {
-      agentMs: 3,
-      consumerMs: 8,
+    budget: {
+      ours: { agent: 3, consumer: 8 },
       servers: { kafka: 4, postgres: 6, minio: 2 },
       machineBusyMs: 25,
     },
@@ -135,7 +134,7 @@ test("end-to-end CPU rows: each process per event, the rest of the machine, and 
   const missing = benchRows({
     startedAt: "",
     workload,
-    endToEnd: { ...endToEnd, cpu: { ...endToEnd.cpu, servers: { kafka: 4, postgres: 6 } } },
+    endToEnd: { ...endToEnd, budget: { ...endToEnd.budget, servers: { kafka: 4, postgres: 6 } } },
     rounds: [],
     latency: [],
     skipped: [],
@@ -144,4 +143,30 @@ test("end-to-end CPU rows: each process per event, the rest of the machine, and 
   expect(empty("MinIO")).toBeUndefined();
   expect(empty("rest of the machine")).toBeUndefined();
   expect(empty("whole machine")?.value).toBe(25);
+});
+
+test("consumer CPU rows: only the consumer among our services, and the rate per record its section's CPU allows", () => {
+  const consumer = {
+    records: 2_000,
+    bytes: 800_000,
+    ms: 20,
+    peakRss: 1,
+    budget: { ours: { consumer: 30 }, servers: { kafka: 2, postgres: 24, minio: 4 }, machineBusyMs: 64 },
+  };
+  const rows = benchRows({ startedAt: "", workload, consumer, rounds: [], latency: [], skipped: [] });
+  const section = rows.filter((r) => r.section === "consumer" && r.measure.startsWith("CPU per record"));
+  expect(section.map((r) => [r.measure.replace("CPU per record, ", ""), r.ours?.value])).toEqual([
+    ["consumer", 15], // 30 ms over 2,000 records
+    ["Kafka broker", 1],
+    ["PostgreSQL", 12],
+    ["MinIO", 2],
+    ["rest of the machine", 2], // 64 − (30 + 2 + 24 + 4) = 4 ms
+    ["whole machine", 32],
+  ]);
+  expect(rows.find((r) => r.section === "consumer" && r.measure.startsWith("rate the CPU"))?.ours).toEqual({
+    value: 62_500, // 2 CPUs ÷ 32 µs
+    unit: "rec/s",
+  });
+  // No budget, no rows with figures (the end-to-end section did not run here either).
+  expect(rows.filter((r) => r.section === "end to end" && r.ours !== undefined)).toEqual([]);
 });
