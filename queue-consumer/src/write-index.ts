@@ -25,6 +25,9 @@ const UTC_ORIGIN = "0001-01-01T00:00:00Z";
 
 const UNIQUE_VIOLATION = "23505";
 
+/** A table of the index's schema, as an identifier for a query (`sql("schema.table")`: any connection's). */
+type TableIn = (name: string) => SQL.Query<unknown>;
+
 /** A likely size of one event's `COPY` row (the payload grows past it when its strings are longer). */
 const COPY_BYTES_PER_EVENT = 256;
 
@@ -153,12 +156,11 @@ function canRetryIndex(error: unknown): boolean {
  */
 async function copyEvents(
   tx: TransactionSQL,
-  schema: string,
+  table: TableIn,
   chunk: readonly IndexedEvent[],
   objectId: bigint,
   backslashes: boolean,
 ): Promise<boolean> {
-  const table = (name: string) => tx(`${schema}.${name}`);
   const micros = timesInMicros(chunk);
   if (micros === undefined) return false;
   return await tx
@@ -199,12 +201,11 @@ async function copyEvents(
  */
 async function insertNewEvents(
   tx: TransactionSQL,
-  schema: string,
+  table: TableIn,
   chunk: readonly IndexedEvent[],
   objectId: bigint,
   backslashes: boolean,
 ): Promise<number> {
-  const table = (name: string) => tx(`${schema}.${name}`);
   const input = eventColumns(chunk, backslashes);
   const [counted] = await tx`
     WITH input AS (
@@ -254,7 +255,7 @@ export async function writeBatchIndex(
   batch: SealedBatch,
   object: WrittenObject,
 ): Promise<IndexedBatch> {
-  const table = (name: string) => sql(`${schema}.${name}`);
+  const table: TableIn = (name) => sql(`${schema}.${name}`);
   const events = batch.events;
   try {
     return await sql.begin(async (tx) => {
@@ -274,13 +275,13 @@ export async function writeBatchIndex(
         // Usually none of the events was indexed before: a plain COPY (no conflict check per row) and rollups
         // grouped here. A duplicate (a batch written again, a record shipped twice) fails it with 23505; the
         // savepoint undoes it, and the statements that skip indexed events and count only the rest run instead.
-        if (await copyEvents(tx, schema, chunk, objectId, batch.backslashes)) {
+        if (await copyEvents(tx, table, chunk, objectId, batch.backslashes)) {
           inserted += chunk.length;
           continue;
         }
         for (let at = 0; at < chunk.length; at += EVENTS_PER_STATEMENT) {
           const part = chunk.slice(at, at + EVENTS_PER_STATEMENT);
-          inserted += await insertNewEvents(tx, schema, part, objectId, batch.backslashes);
+          inserted += await insertNewEvents(tx, table, part, objectId, batch.backslashes);
         }
       }
       await tx`

@@ -46,22 +46,28 @@ export interface CpuMeter {
 
 /** Starts counting the servers' and the machine's CPU; `stateDir` is the stack's (where its pid files are). */
 export function startCpuMeter(stateDir: string): CpuMeter {
-  const pids = new Map<BudgetServer, number>();
+  const servers: BudgetServer[] = [];
+  const pids: number[] = [];
   for (const server of BUDGET_SERVERS) {
     const pid = livePid(serverPidFile(stateDir, server));
-    if (pid !== undefined) pids.set(server, pid);
+    if (pid === undefined) continue;
+    servers.push(server);
+    pids.push(pid);
   }
-  const before = new Map([...pids].map(([server, pid]) => [server, treeCpuMs(pid)]));
+  const before = treeCpuMs(pids);
   const machineBefore = machineCpuMs().busy;
   return {
     spent(ours) {
-      const servers: Partial<Record<BudgetServer, number>> = {};
-      for (const [server, pid] of pids) servers[server] = treeCpuMs(pid) - (before.get(server) ?? 0);
+      const now = treeCpuMs(pids);
+      const spent: Partial<Record<BudgetServer, number>> = {};
+      servers.forEach((server, i) => {
+        spent[server] = (now[i] as number) - (before[i] as number);
+      });
       const read: Partial<Record<OurService, number>> = {};
       for (const [name, ms] of Object.entries(ours) as [OurService, number | undefined][]) {
         if (ms !== undefined) read[name] = ms;
       }
-      return { ours: read, servers, machineBusyMs: machineCpuMs().busy - machineBefore };
+      return { ours: read, servers: spent, machineBusyMs: machineCpuMs().busy - machineBefore };
     },
   };
 }

@@ -21,13 +21,13 @@ const rss = (bytes: number | undefined): Figure | undefined => {
 };
 const ms = (value: number | undefined): Figure | undefined => (value === undefined ? undefined : { value, unit: "ms" });
 
-/** Ms of CPU over `records` events, in µs per event. */
-const perEvent = (cpuMs: number | undefined, records: number) =>
+/** Ms of CPU over `records` records (or events), in µs each. */
+const microsEach = (cpuMs: number | undefined, records: number) =>
   cpuMs === undefined || records === 0 ? undefined : (cpuMs * 1000) / records;
 
 /** The events per second `cpus` CPUs could carry if each event took `busyMs / records` of CPU and nothing waited. */
-export function cpuCeiling(busyMs: number | undefined, records: number, cpus: number): number | undefined {
-  const micros = perEvent(busyMs, records);
+function cpuCeiling(busyMs: number | undefined, records: number, cpus: number): number | undefined {
+  const micros = microsEach(busyMs, records);
   return micros === undefined || micros <= 0 ? undefined : (cpus * 1e6) / micros;
 }
 
@@ -35,7 +35,7 @@ export function cpuCeiling(busyMs: number | undefined, records: number, cpus: nu
  * The rest: the machine's busy CPU that none of the named processes used (the other servers, the bench, the OS);
  * undefined when a server's figure is missing.
  */
-export function restOfMachine(budget: CpuBudget | undefined): number | undefined {
+function restOfMachine(budget: CpuBudget | undefined): number | undefined {
   if (budget === undefined) return undefined;
   const servers = BUDGET_SERVERS.map((server) => budget.servers[server]);
   if (servers.some((part) => part === undefined)) return undefined;
@@ -90,7 +90,7 @@ export function benchRows(results: BenchResults): BenchRow[] {
       rows.push({
         section,
         measure: `CPU per ${noun}, ${label}`,
-        ours: figure(measure, (f) => perEvent(pick(f.budget), f.records), `µs/${short}`),
+        ours: figure(measure, (f) => microsEach(pick(f.budget), f.records), `µs/${short}`),
       });
     }
     rows.push({

@@ -28,33 +28,35 @@ export function cpuMsOf(pid: number): number | undefined {
 }
 
 /**
- * CPU time (user + system, every thread) of process `pid` and every descendant now alive, in ms: a server and the
- * children it forked. By parent, not by process group: PostgreSQL's backends each lead a session of their own. A
- * child that exited takes its CPU with it, so over an interval this counts the processes that lived through it.
+ * CPU time (user + system, every thread) of each of `roots` and every descendant now alive, in ms, from one read of
+ * /proc: a server and the children it forked. By parent, not by process group: PostgreSQL's backends each lead a
+ * session of their own. A child that exited takes its CPU with it, so over an interval this counts the processes
+ * that lived through it.
  */
-export function treeCpuMs(pid: number): number {
+export function treeCpuMs(roots: readonly number[]): number[] {
   const parents = new Map<number, number>();
   const ticks = new Map<number, number>();
   for (const entry of readdirSync("/proc")) {
-    const child = Number(entry);
-    if (!Number.isInteger(child)) continue;
-    const fields = statFields(child);
+    const pid = Number(entry);
+    if (!Number.isInteger(pid)) continue;
+    const fields = statFields(pid);
     if (fields === undefined) continue;
-    parents.set(child, Number(fields[1]));
-    ticks.set(child, Number(fields[11]) + Number(fields[12]));
+    parents.set(pid, Number(fields[1]));
+    ticks.set(pid, Number(fields[11]) + Number(fields[12]));
   }
-  let total = 0;
-  for (const [candidate, used] of ticks) {
+  const totals = roots.map(() => 0);
+  for (const [pid, used] of ticks) {
     if (!Number.isFinite(used)) continue;
-    // Up the parent chain to `pid` or to init; a chain is short (a server, its children, theirs).
-    for (let at: number | undefined = candidate; at !== undefined && at > 0; at = parents.get(at)) {
-      if (at === pid) {
-        total += used;
+    // Up the parent chain to a root or to init; a chain is short (a server, its children, theirs).
+    for (let at: number | undefined = pid; at !== undefined && at > 0; at = parents.get(at)) {
+      const root = roots.indexOf(at);
+      if (root >= 0) {
+        totals[root] = (totals[root] as number) + used;
         break;
       }
     }
   }
-  return (total * 1000) / TICKS_PER_SECOND;
+  return totals.map((total) => (total * 1000) / TICKS_PER_SECOND);
 }
 
 /** The process group (stat field 5): a server and the children it forks share the group of the pid we spawned. */

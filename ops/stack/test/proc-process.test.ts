@@ -33,13 +33,15 @@ test("treeCpuMs: sums the CPU of a process and every descendant, a child in a se
   try {
     // The tree's CPU passes its root's own by more than a rounding step only when the descendant's is counted.
     let root = cpuMsOf(child.pid) ?? 0;
-    let tree = treeCpuMs(child.pid);
+    let [tree = 0, none = 0] = treeCpuMs([child.pid, 2 ** 22 + 1]);
     while (tree < root + 100 && performance.now() < deadline) {
       await Bun.sleep(10);
-      tree = treeCpuMs(child.pid);
+      [tree = 0, none = 0] = treeCpuMs([child.pid, 2 ** 22 + 1]);
       root = cpuMsOf(child.pid) ?? root;
     }
     expect(tree).toBeGreaterThanOrEqual(root + 100);
+    // A root that is no process has no tree.
+    expect(none).toBe(0);
   } finally {
     // The descendant is killed by its own pid: it is in no group of the child's.
     for (const line of Bun.spawnSync(["pgrep", "-P", String(child.pid)])
@@ -50,5 +52,5 @@ test("treeCpuMs: sums the CPU of a process and every descendant, a child in a se
     child.kill(9);
     await child.exited;
   }
-  expect(treeCpuMs(child.pid)).toBe(0);
+  expect(treeCpuMs([child.pid])).toEqual([0]);
 });
