@@ -72,6 +72,14 @@ export interface QueueConsumer {
   readonly done: Promise<void>;
 }
 
+/**
+ * Retries of each Kafka request (500 ms apart, 6 attempts in all) before it fails and the session is replaced. Never
+ * unbounded: after a process freeze longer than the session timeout, a client's group requests failed with
+ * "Connection closed" on every retry, for good, and an unbounded retry never returned (a batch's commit held its
+ * write, and `stop()`, forever).
+ */
+const KAFKA_REQUEST_RETRIES = 5;
+
 /** Room past `maxBytes` in a batch's buffer: the line that closes a batch by size may end beyond it. */
 const BATCH_SLACK_BYTES = 1024 * 1024;
 
@@ -235,6 +243,9 @@ export async function startConsumer(
     try {
       await current.consumer.commit({ offsets: [{ topic, partition, offset, leaderEpoch: -1 }] });
     } catch (error) {
+      // The client tried KAFKA_REQUEST_RETRIES times (and rejoined the group when told to): its session is not
+      // working. A new one rereads the batch from the committed offset; this write stops at its next retry.
+      if (session === current) restartSession(error);
       throw new QueueConsumerError(
         "QUEUE_CONSUMER_COMMIT_FAILED",
         `commit ${topic}/${partition} at ${offset}: ${(error as Error).message}`,
@@ -328,7 +339,7 @@ export async function startConsumer(
       maxWaitTime: 500,
       // A fetch answer is pushed whole into the stream, paused or not: a small one keeps memory bounded.
       maxBytes: 4 * 1024 * 1024,
-      retries: true,
+      retries: KAFKA_REQUEST_RETRIES,
       retryDelay: 500,
     });
     const current: Session = { consumer, stream: undefined as never, assigned: new Set() };
@@ -344,6 +355,11 @@ export async function startConsumer(
     });
     consumer.on("error", (error: unknown) => {
       if (session === current) restartSession(error);
+    });
+    // No heartbeat succeeded for a session timeout (or a rejoin did not finish in time): the group has most likely
+    // given our partitions to another member already.
+    consumer.on("consumer:heartbeat:stalled", (stall: { lastError?: unknown }) => {
+      if (session === current) restartSession(stall.lastError ?? new Error("Kafka heartbeats stalled"));
     });
     try {
       current.stream = await consumer.consume({
@@ -377,6 +393,9 @@ export async function startConsumer(
     metrics.sessionRestarts.inc();
     const old = session;
     session = undefined;
+    // The stream goes first: a consumer closed under a live stream empties its topic list, and the stream's next
+    // fetch then throws (uncaught) inside the client.
+    old?.stream.destroy();
     restarting = (async () => {
       for (const writer of writers.values()) writer.revoke();
       await Promise.all([...writers.values()].map((w) => w.idle()));

@@ -31,6 +31,8 @@ export interface FaultHarness {
   readonly producer: TestProducer;
   /** A consumer on a fresh 6-partition topic and schema (removed after the file), logging errors only. */
   consumerFor(purpose: string, extra?: Record<string, string>): Promise<{ names: TestNames; consumer: QueueConsumer }>;
+  /** Another consumer on the topic, schema and group of `consumerFor`'s (a replica, or its next start). */
+  consumerOn(names: TestNames, extra?: Record<string, string>): Promise<QueueConsumer>;
 }
 
 /**
@@ -69,6 +71,13 @@ export function faultHarness(services: readonly FaultService[]): FaultHarness {
     await server?.remove();
   }, 120_000);
 
+  const consumerOn = async (names: TestNames, extra: Record<string, string> = {}): Promise<QueueConsumer> => {
+    const at = started(addresses);
+    const consumer = await startConsumer(consumerConfig(at, names, { SVC_AUDIT_LOG_LEVEL: "error", ...extra }));
+    consumers.push(consumer);
+    return consumer;
+  };
+
   return {
     get server() {
       return started(server);
@@ -83,9 +92,8 @@ export function faultHarness(services: readonly FaultService[]): FaultHarness {
       schemas.push(names.schema);
       topics.push(names.topic);
       await createTopic(at.brokers, names.topic, 6);
-      const consumer = await startConsumer(consumerConfig(at, names, { SVC_AUDIT_LOG_LEVEL: "error", ...extra }));
-      consumers.push(consumer);
-      return { names, consumer };
+      return { names, consumer: await consumerOn(names, extra) };
     },
+    consumerOn,
   };
 }

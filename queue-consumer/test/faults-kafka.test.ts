@@ -4,6 +4,9 @@ import type { BatchWritten } from "../index.ts";
 import { faultHarness } from "./fault-harness.ts";
 import { makeLines, waitAllIndexed } from "./helpers.ts";
 
+const counted = async (counter: { get(): Promise<{ values: { value: number }[] }> }) =>
+  (await counter.get()).values[0]?.value ?? 0;
+
 describeWithServers("queue-consumer with a private Kafka broker (restarted)", () => {
   const harness = faultHarness(["kafka"]);
   const { sql, consumerFor } = harness;
@@ -21,4 +24,66 @@ describeWithServers("queue-consumer with a private Kafka broker (restarted)", ()
     const facts = await waitAllIndexed(sql, names.schema, lines.length, 90_000);
     expect(facts).toMatchObject({ events: 2000, distinctIds: 2000, counted: 2000 });
   }, 180_000);
+
+  test("a batch's commit meets a stopped broker: the session is replaced, stop() returns, and nothing is lost", async () => {
+    // The client retries each request a bounded number of times; retried for ever, this commit never returned and
+    // held its write, and stop(), for good (a client left with a closed coordinator connection did that in CI).
+    const { names, consumer } = await consumerFor("kafka-down", { SVC_AUDIT_SHUTDOWN_TIMEOUT_MS: "2000" });
+    // The index transaction waits on this lock, so the batch reaches its commit only once the broker is gone.
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let locked: () => void = () => {};
+    const lockTaken = new Promise<void>((resolve) => {
+      locked = resolve;
+    });
+    const lock = sql.begin(async (tx) => {
+      await tx`LOCK TABLE ${sql(`${names.schema}.marks`)} IN EXCLUSIVE MODE`;
+      locked();
+      await held;
+    });
+    await lockTaken;
+    const lines = makeLines(600);
+    try {
+      await harness.producer.send(names.topic, lines);
+      await waitFor(
+        "an index transaction waiting on the lock",
+        async () => {
+          const [row] = await sql`
+            SELECT count(*)::int AS n FROM pg_locks
+            WHERE NOT granted AND relation = ${`"${names.schema}".marks`}::regclass`;
+          return (row as { n: number }).n > 0 ? true : undefined;
+        },
+        { timeoutMs: 30_000 },
+      );
+      await harness.server.stop();
+    } finally {
+      release();
+      await lock;
+    }
+    await waitFor(
+      "the session replaced",
+      async () => ((await counted(consumer.metrics.sessionRestarts)) > 0 ? true : undefined),
+      {
+        timeoutMs: 60_000,
+      },
+    );
+    expect(await counted(consumer.metrics.commits)).toBe(0);
+    let settled: string | undefined;
+    consumer.stop().then(
+      () => {
+        settled = "stopped";
+      },
+      (error: { code?: string }) => {
+        settled = error.code ?? String(error);
+      },
+    );
+    expect(await waitFor("stop() settled", async () => settled, { timeoutMs: 60_000 })).toBe("stopped");
+
+    await harness.server.start();
+    await harness.consumerOn(names);
+    const facts = await waitAllIndexed(sql, names.schema, lines.length, 90_000);
+    expect(facts).toMatchObject({ events: 600, distinctIds: 600, counted: 600 });
+  }, 240_000);
 });

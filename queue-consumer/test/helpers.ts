@@ -233,7 +233,9 @@ export async function waitAllIndexed(
     "every id indexed",
     async () => {
       const facts = await indexFacts(sql, schema);
-      return facts.distinctIds >= count ? facts : undefined;
+      // Thrown, not returned: a timeout then says how far the index got.
+      if (facts.distinctIds < count) throw new Error(`${facts.distinctIds} of ${count} ids indexed`);
+      return facts;
     },
     { timeoutMs },
   );
