@@ -7,7 +7,9 @@ import {
   createTopic,
   deleteTopic,
   dropSchema,
+  holdIndexLock,
   indexFacts,
+  indexWritesWaiting,
   listVersions,
   makeLines,
   s3Client,
@@ -48,20 +50,7 @@ describe("kill -9 between PUT and offset commit", () => {
   test("after a restart every id is indexed once, and the retried batch is a second version of the same key", async () => {
     // The index transaction cannot finish while the test holds this lock: the consumer PUTs its objects, then waits
     // inside its transaction, before any offset commit. That is where it is killed.
-    let release: () => void = () => {};
-    const held = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let locked: () => void = () => {};
-    const lockTaken = new Promise<void>((resolve) => {
-      locked = resolve;
-    });
-    const lock = sql.begin(async (tx) => {
-      await tx`LOCK TABLE ${sql(`${names.schema}.marks`)} IN EXCLUSIVE MODE`;
-      locked();
-      await held;
-    });
-    await lockTaken;
+    const lock = await holdIndexLock(sql, names.schema);
 
     const lines = makeLines(300);
     const first = spawnConsumer();
@@ -72,18 +61,15 @@ describe("kill -9 between PUT and offset commit", () => {
         "objects PUT and their index transactions waiting on the lock",
         async () => {
           const versions = await listVersions(s3, "svc-audit", names.keyPrefix);
-          const [waiting] = await sql`
-            SELECT count(*)::int AS n FROM pg_locks
-            WHERE NOT granted AND relation = ${`"${names.schema}".marks`}::regclass`;
-          return versions.length > 0 && (waiting as { n: number }).n > 0 ? versions.map((v) => v.Key ?? "") : undefined;
+          const waiting = await indexWritesWaiting(sql, names.schema);
+          return versions.length > 0 && waiting > 0 ? versions.map((v) => v.Key ?? "") : undefined;
         },
         { timeoutMs: 30_000, abort: () => (first.exitCode !== null ? new Error("consumer exited") : undefined) },
       );
     } finally {
       first.kill("SIGKILL");
       await first.exited;
-      release();
-      await lock;
+      await lock.release();
     }
     expect(first.signalCode).toBe("SIGKILL");
     // Nothing of the killed transactions stayed.

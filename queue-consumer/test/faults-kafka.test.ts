@@ -2,7 +2,7 @@ import { expect, test } from "bun:test";
 import { describeWithServers, waitFor } from "@svc/testkit";
 import type { BatchWritten } from "../index.ts";
 import { faultHarness } from "./fault-harness.ts";
-import { makeLines, waitAllIndexed } from "./helpers.ts";
+import { holdIndexLock, indexWritesWaiting, makeLines, waitAllIndexed } from "./helpers.ts";
 
 const counted = async (counter: { get(): Promise<{ values: { value: number }[] }> }) =>
   (await counter.get()).values[0]?.value ?? 0;
@@ -30,37 +30,18 @@ describeWithServers("queue-consumer with a private Kafka broker (restarted)", ()
     // held its write, and stop(), for good (a client left with a closed coordinator connection did that in CI).
     const { names, consumer } = await consumerFor("kafka-down", { SVC_AUDIT_SHUTDOWN_TIMEOUT_MS: "2000" });
     // The index transaction waits on this lock, so the batch reaches its commit only once the broker is gone.
-    let release: () => void = () => {};
-    const held = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let locked: () => void = () => {};
-    const lockTaken = new Promise<void>((resolve) => {
-      locked = resolve;
-    });
-    const lock = sql.begin(async (tx) => {
-      await tx`LOCK TABLE ${sql(`${names.schema}.marks`)} IN EXCLUSIVE MODE`;
-      locked();
-      await held;
-    });
-    await lockTaken;
+    const lock = await holdIndexLock(sql, names.schema);
     const lines = makeLines(600);
     try {
       await harness.producer.send(names.topic, lines);
       await waitFor(
         "an index transaction waiting on the lock",
-        async () => {
-          const [row] = await sql`
-            SELECT count(*)::int AS n FROM pg_locks
-            WHERE NOT granted AND relation = ${`"${names.schema}".marks`}::regclass`;
-          return (row as { n: number }).n > 0 ? true : undefined;
-        },
+        async () => ((await indexWritesWaiting(sql, names.schema)) > 0 ? true : undefined),
         { timeoutMs: 30_000 },
       );
       await harness.server.stop();
     } finally {
-      release();
-      await lock;
+      await lock.release();
     }
     await waitFor(
       "the session replaced",

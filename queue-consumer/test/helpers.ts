@@ -241,6 +241,40 @@ export async function waitAllIndexed(
   );
 }
 
+/**
+ * Holds an EXCLUSIVE lock on the schema's `marks` table: every index transaction (it writes `marks` last) waits,
+ * after the batch's PUT and before its offset commit, until `release()`.
+ */
+export async function holdIndexLock(sql: SQL, schema: string): Promise<{ release(): Promise<void> }> {
+  let free: () => void = () => {};
+  const held = new Promise<void>((resolve) => {
+    free = resolve;
+  });
+  let locked: () => void = () => {};
+  const lockTaken = new Promise<void>((resolve) => {
+    locked = resolve;
+  });
+  const lock = sql.begin(async (tx) => {
+    await tx`LOCK TABLE ${sql(`${schema}.marks`)} IN EXCLUSIVE MODE`;
+    locked();
+    await held;
+  });
+  await Promise.race([lockTaken, lock]);
+  return {
+    async release() {
+      free();
+      await lock;
+    },
+  };
+}
+
+/** Index transactions of `schema` waiting on `holdIndexLock`'s lock. */
+export async function indexWritesWaiting(sql: SQL, schema: string): Promise<number> {
+  const [row] = await sql`
+    SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted AND relation = ${`"${schema}".marks`}::regclass`;
+  return (row as { n: number }).n;
+}
+
 export async function indexedIds(sql: SQL, schema: string): Promise<Set<string>> {
   const rows = (await sql`SELECT id FROM ${sql(`${schema}.events`)}`) as { id: string }[];
   return new Set(rows.map((r) => r.id));

@@ -15,6 +15,8 @@ import { spawnAgent, spawnConsumer } from "./services.ts";
 // bun run bench/src/pipeline/faults.ts --kills 50 [--rate 2000] [--target both|agent|consumer] [--json]
 // kill -9 of the agent and the consumer while records flow, each restarted at once; then the ledger: every
 // emitted id stored at least once, and how many copies the retries left (in Kafka, and in S3 objects).
+// --fault freeze: two consumer replicas in one group (6 s session timeout); each fault stops one or both (SIGSTOP)
+// for --freeze-ms (default 8000, past the session timeout: the group hands partitions over) and lets them go on.
 const { values } = parseArgs({
   args: Bun.argv.slice(2),
   strict: true,
@@ -25,6 +27,8 @@ const { values } = parseArgs({
     "min-gap-ms": { type: "string", default: "200" },
     "max-gap-ms": { type: "string", default: "3000" },
     "batch-age-ms": { type: "string", default: "2000" },
+    fault: { type: "string", default: "kill" },
+    "freeze-ms": { type: "string", default: "8000" },
     json: { type: "boolean", default: false },
   },
 });
@@ -32,9 +36,17 @@ const kills = Number(values.kills);
 const rate = Number(values.rate);
 const minGap = Number(values["min-gap-ms"]);
 const maxGap = Number(values["max-gap-ms"]);
-const target = values.target;
-if (![kills, rate, minGap, maxGap].every((n) => Number.isInteger(n) && n > 0) || maxGap < minGap) {
-  process.stderr.write("faults: --kills, --rate, --min-gap-ms, --max-gap-ms must be positive integers (min ≤ max)\n");
+const freezeMs = Number(values["freeze-ms"]);
+const freeze = values.fault === "freeze";
+const target = freeze ? "consumer" : values.target;
+if (![kills, rate, minGap, maxGap, freezeMs].every((n) => Number.isInteger(n) && n > 0) || maxGap < minGap) {
+  process.stderr.write(
+    "faults: --kills, --rate, --min-gap-ms, --max-gap-ms, --freeze-ms must be positive integers (min ≤ max)\n",
+  );
+  process.exit(2);
+}
+if (values.fault !== "kill" && !freeze) {
+  process.stderr.write("faults: --fault must be kill or freeze\n");
   process.exit(2);
 }
 if (target !== "both" && target !== "agent" && target !== "consumer") {
@@ -52,7 +64,11 @@ const topic = await topics.create(ctx.name("events"));
 const dlqTopic = await topics.create(`${topic}.dlq`, 1);
 const source = join(dir, "records.jsonl");
 const tag = ctx.name("r");
-const settings = consumerSettings(ctx, topic, "faults", Number(values["batch-age-ms"]));
+const settings = {
+  ...consumerSettings(ctx, topic, "faults", Number(values["batch-age-ms"])),
+  // The shortest session timeout the writer takes: a freeze past it hands the partitions over.
+  env: freeze ? { SVC_AUDIT_KAFKA_SESSION_TIMEOUT_MS: "6000" } : ({} as Record<string, string>),
+};
 const index = new IndexReader(stack.postgresUrl, settings.indexSchema);
 const startAgent = () =>
   spawnAgent({ source, checkpointFile: join(dir, "agent.checkpoint"), brokers: ctx.brokers, topic, dlqTopic });
@@ -60,12 +76,15 @@ const startConsumer = () => spawnConsumer(settings);
 
 let agent: TrackedProcess | undefined;
 let consumer: TrackedProcess | undefined;
+// --fault freeze: the second replica of the group (the first is `consumer`).
+let replica: TrackedProcess | undefined;
 let exitCode = 0;
 let report: Record<string, unknown> = {};
 try {
   await Bun.write(source, "");
   agent = startAgent();
   consumer = startConsumer();
+  if (freeze) replica = spawnConsumer(settings, "consumer-2");
   let stopWriting = false;
   // The writer runs until the kills are done; its total is the ledger's "emitted".
   let emitted = 0;
@@ -76,6 +95,7 @@ try {
     }
   })();
   const killed = { agent: 0, consumer: 0 };
+  const frozen = { consumer: 0, "consumer-2": 0 };
   // A kill lands mid-stream only if the victim is working: before each kill, wait (≤ 60 s) until the victim has
   // moved records since it was (re)started — the topic grew for the agent, the objects for the consumer.
   const progressOf = { agent: () => topics.total(topic), consumer: () => index.durableRecords().catch(() => 0) };
@@ -85,7 +105,20 @@ try {
     const working = Date.now() + 60_000;
     while ((await progressOf[victim]()) <= mark[victim] && Date.now() < working) await Bun.sleep(100);
     await Bun.sleep(minGap + Math.random() * (maxGap - minGap));
-    if (victim === "agent" && agent) {
+    if (freeze) {
+      // One replica (the other takes its partitions over), or both at once (as a stalled machine would).
+      const pick = Math.random();
+      const victims = (pick < 1 / 3 ? [consumer] : pick < 2 / 3 ? [replica] : [consumer, replica]).filter(
+        (p): p is TrackedProcess => p !== undefined,
+      );
+      for (const one of victims) one.proc.kill("SIGSTOP");
+      await Bun.sleep(freezeMs);
+      for (const one of victims) {
+        one.proc.kill("SIGCONT");
+        frozen[one.name as keyof typeof frozen]++;
+        if (one.proc.exitCode !== null) throw new Error(`${one.name} exited after a freeze: ${one.tail()}`);
+      }
+    } else if (victim === "agent" && agent) {
       await agent.kill9();
       agent = startAgent();
     } else if (consumer) {
@@ -93,12 +126,17 @@ try {
       consumer = startConsumer();
     }
     mark[victim] = await progressOf[victim]();
-    killed[victim]++;
-    progress.update(`faults: kill ${i}/${kills} (${victim}), ${emitted.toLocaleString("en-US")} records written`);
+    if (!freeze) killed[victim]++;
+    const what = freeze ? "freeze" : "kill";
+    progress.update(`faults: ${what} ${i}/${kills} (${victim}), ${emitted.toLocaleString("en-US")} records written`);
   }
   stopWriting = true;
   await writer;
-  progress.done(`faults: ${kills} kills done (agent ${killed.agent}, consumer ${killed.consumer}); ${emitted} written`);
+  progress.done(
+    freeze
+      ? `faults: ${kills} freezes of ${freezeMs} ms done (consumer ${frozen.consumer}, consumer-2 ${frozen["consumer-2"]}); ${emitted} written`
+      : `faults: ${kills} kills done (agent ${killed.agent}, consumer ${killed.consumer}); ${emitted} written`,
+  );
 
   // Drain: every emitted id in the index, or give up after two minutes and report what is missing.
   const deadline = Date.now() + 120_000;
@@ -114,7 +152,9 @@ try {
   const inObjects = await index.durableRecords();
   const inKafka = await topics.total(topic);
   report = {
-    kills: killed,
+    ...(freeze ? { freezes: frozen, freezeMs } : { kills: killed }),
+    // A replica that exited by itself (an uncaught error) is a failure of the run even if the other wrote all.
+    exited: [consumer, replica].filter((p) => p?.proc.exitCode != null).map((p) => `${p?.name}: ${p?.proc.exitCode}`),
     rate,
     emitted,
     stored: ledger.stored,
@@ -126,12 +166,12 @@ try {
     rewrittenByConsumer: inObjects - inKafka,
     objects: await index.objectCount(),
   };
-  if (ledger.missingCount > 0) exitCode = 1;
+  if (ledger.missingCount > 0 || (report.exited as string[]).length > 0) exitCode = 1;
 } catch (error) {
   progress.done(`faults: ${(error as Error).message}`);
   exitCode = 1;
 } finally {
-  await Promise.all([agent?.stop(), consumer?.stop()]);
+  await Promise.all([agent?.stop(), consumer?.stop(), replica?.stop()]);
   await topics.cleanup();
   await index.dropAndClose().catch(() => undefined);
   rmSync(dir, { recursive: true, force: true });
