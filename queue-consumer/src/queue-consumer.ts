@@ -8,6 +8,7 @@ import { BatchAgeTimer } from "./batch-age-timer.ts";
 import type { QueueConsumerConfig } from "./config.ts";
 import { ConsumerMetrics } from "./consumer-metrics.ts";
 import { QueueConsumerError } from "./errors.ts";
+import { dropStalePositions } from "./fetch-positions.ts";
 import { ensureIndexSchema } from "./index-schema.ts";
 import { type OffsetGap, OffsetGapWatch } from "./offset-gaps.ts";
 import { type ClosedBatch, readIndexFields } from "./partition-batch.ts";
@@ -345,7 +346,12 @@ export async function startConsumer(
     const current: Session = { consumer, stream: undefined as never, assigned: new Set() };
     consumer.on("consumer:group:join", () => {
       if (session !== current) return;
-      current.assigned = assignmentOf(consumer);
+      const assigned = assignmentOf(consumer);
+      // Synchronous, before the stream refreshes its offsets for the new assignment (it does so after this event).
+      const dropped = dropStalePositions(current.stream.offsetsToFetch, config.topic, current.assigned, assigned);
+      if (dropped.length > 0)
+        logger.debug({ partitions: dropped }, "fetch positions dropped: read again from the commit");
+      current.assigned = assigned;
       applyAssignment(current.assigned);
       gaps.assigned(current.assigned);
     });
