@@ -17,6 +17,9 @@ import { spawnAgent, spawnConsumer } from "./services.ts";
 // emitted id stored at least once, and how many copies the retries left (in Kafka, and in S3 objects).
 // --fault freeze: two consumer replicas in one group (6 s session timeout); each fault stops one or both (SIGSTOP)
 // for --freeze-ms (default 8000, past the session timeout: the group hands partitions over) and lets them go on.
+/** How long a replica told to stop during a freeze may take after the thaw before it is killed (counted as hung). */
+const STOP_GRACE_MS = 60_000;
+
 const { values } = parseArgs({
   args: Bun.argv.slice(2),
   strict: true,
@@ -96,6 +99,8 @@ try {
   })();
   const killed = { agent: 0, consumer: 0 };
   const frozen = { consumer: 0, "consumer-2": 0 };
+  // --fault freeze: each stop during a freeze, its time after the thaw and its exit code (or "SIGKILL": it hung).
+  const stops: { ms: number; exit: number | string | null }[] = [];
   // A kill lands mid-stream only if the victim is working: before each kill, wait (≤ 60 s) until the victim has
   // moved records since it was (re)started — the topic grew for the agent, the objects for the consumer.
   const progressOf = { agent: () => topics.total(topic), consumer: () => index.durableRecords().catch(() => 0) };
@@ -106,17 +111,37 @@ try {
     while ((await progressOf[victim]()) <= mark[victim] && Date.now() < working) await Bun.sleep(100);
     await Bun.sleep(minGap + Math.random() * (maxGap - minGap));
     if (freeze) {
-      // One replica (the other takes its partitions over), or both at once (as a stalled machine would).
-      const pick = Math.random();
-      const victims = (pick < 1 / 3 ? [consumer] : pick < 2 / 3 ? [replica] : [consumer, replica]).filter(
-        (p): p is TrackedProcess => p !== undefined,
-      );
-      for (const one of victims) one.proc.kill("SIGSTOP");
-      await Bun.sleep(freezeMs);
-      for (const one of victims) {
-        one.proc.kill("SIGCONT");
-        frozen[one.name as keyof typeof frozen]++;
-        if (one.proc.exitCode !== null) throw new Error(`${one.name} exited after a freeze: ${one.tail()}`);
+      // In turn: the first replica, the second, both, both with the first told to stop.
+      const turn = i % 4;
+      if (turn !== 0 || !consumer || !replica) {
+        // One replica (the other takes its partitions over), or both at once (as a stalled machine would).
+        const victims = (turn === 1 ? [consumer] : turn === 2 ? [replica] : [consumer, replica]).filter(
+          (p): p is TrackedProcess => p !== undefined,
+        );
+        for (const one of victims) one.proc.kill("SIGSTOP");
+        await Bun.sleep(freezeMs);
+        for (const one of victims) {
+          one.proc.kill("SIGCONT");
+          frozen[one.name as keyof typeof frozen]++;
+          if (one.proc.exitCode !== null) throw new Error(`${one.name} exited after a freeze: ${one.tail()}`);
+        }
+      } else {
+        // Both frozen just after the first was told to stop (SIGTERM): it stops, and leaves, with a session the
+        // group dropped meanwhile. It must exit within the grace (no SIGKILL), and is started again.
+        const started = performance.now();
+        const exited = consumer.stop(freezeMs + STOP_GRACE_MS);
+        await Bun.sleep(Math.random() * 100);
+        for (const one of [consumer, replica]) one.proc.kill("SIGSTOP");
+        await Bun.sleep(freezeMs);
+        for (const one of [consumer, replica]) one.proc.kill("SIGCONT");
+        await exited;
+        stops.push({
+          ms: Math.round(performance.now() - started - freezeMs),
+          exit: consumer.proc.signalCode ?? consumer.proc.exitCode,
+        });
+        frozen.consumer++;
+        frozen["consumer-2"]++;
+        consumer = startConsumer();
       }
     } else if (victim === "agent" && agent) {
       await agent.kill9();
@@ -152,7 +177,7 @@ try {
   const inObjects = await index.durableRecords();
   const inKafka = await topics.total(topic);
   report = {
-    ...(freeze ? { freezes: frozen, freezeMs } : { kills: killed }),
+    ...(freeze ? { freezes: frozen, freezeMs, stopsWhileFrozen: stops } : { kills: killed }),
     // A replica that exited by itself (an uncaught error) is a failure of the run even if the other wrote all.
     exited: [consumer, replica].filter((p) => p?.proc.exitCode != null).map((p) => `${p?.name}: ${p?.proc.exitCode}`),
     rate,
@@ -166,7 +191,8 @@ try {
     rewrittenByConsumer: inObjects - inKafka,
     objects: await index.objectCount(),
   };
-  if (ledger.missingCount > 0 || (report.exited as string[]).length > 0) exitCode = 1;
+  const hung = stops.filter((stop) => stop.exit === "SIGKILL").length;
+  if (ledger.missingCount > 0 || (report.exited as string[]).length > 0 || hung > 0) exitCode = 1;
 } catch (error) {
   progress.done(`faults: ${(error as Error).message}`);
   exitCode = 1;

@@ -29,6 +29,14 @@ export class IndexReader {
     return Number(rows[0]?.n ?? 0);
   }
 
+  /** Per partition, the last offset of any object written (-1 for none). */
+  async writtenThrough(): Promise<Map<number, number>> {
+    const rows = await this.sql.unsafe(
+      `SELECT partition, max(last_offset)::bigint AS last FROM ${this.table("objects")} GROUP BY partition`,
+    );
+    return new Map(rows.map((r: { partition: number; last: string | number }) => [r.partition, Number(r.last)]));
+  }
+
   /** Distinct event ids indexed whose id starts with `prefix`. */
   async storedCount(prefix = ""): Promise<number> {
     const rows = await this.sql.unsafe(`SELECT count(*)::bigint AS n FROM ${this.table("events")} WHERE id LIKE $1`, [

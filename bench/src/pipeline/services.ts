@@ -63,27 +63,32 @@ export interface ConsumerRun {
   env?: Record<string, string>;
 }
 
+/** The SVC_AUDIT_* environment of a writer for `run` (a spawned service's, or an in-process consumer's config). */
+export function consumerEnv(run: ConsumerRun): Record<string, string> {
+  return {
+    SVC_AUDIT_KAFKA_BROKERS: run.brokers,
+    SVC_AUDIT_TOPIC: run.topic,
+    SVC_AUDIT_GROUP_ID: run.groupId,
+    SVC_AUDIT_BUCKET: run.bucket,
+    SVC_AUDIT_KEY_PREFIX: run.keyPrefix,
+    SVC_AUDIT_S3_ENDPOINT: run.s3.endpoint,
+    SVC_AUDIT_S3_REGION: run.s3.region,
+    SVC_AUDIT_S3_ACCESS_KEY: run.s3.accessKeyId,
+    SVC_AUDIT_S3_SECRET_KEY: run.s3.secretAccessKey,
+    SVC_AUDIT_RETENTION_DAYS: "1",
+    SVC_AUDIT_PG_URL: run.pgUrl,
+    SVC_AUDIT_INDEX_SCHEMA: run.indexSchema,
+    SVC_AUDIT_BATCH_MAX_AGE_MS: String(run.batchMaxAgeMs),
+    SVC_AUDIT_LOG_LEVEL: "warn",
+    ...jscHeapEnv(process.env.SVC_BENCH_CONSUMER_JSC_RAM),
+    ...run.env,
+  };
+}
+
 /** `bun run queue-consumer/src/main.ts` as a service, configured only by its SVC_AUDIT_* environment. */
 export function spawnConsumer(run: ConsumerRun, name = "consumer"): TrackedProcess {
   return spawnTracked(name, [process.execPath, ...bunFlags(), "run", CONSUMER_MAIN], {
     cwd: REPO_ROOT,
-    env: {
-      SVC_AUDIT_KAFKA_BROKERS: run.brokers,
-      SVC_AUDIT_TOPIC: run.topic,
-      SVC_AUDIT_GROUP_ID: run.groupId,
-      SVC_AUDIT_BUCKET: run.bucket,
-      SVC_AUDIT_KEY_PREFIX: run.keyPrefix,
-      SVC_AUDIT_S3_ENDPOINT: run.s3.endpoint,
-      SVC_AUDIT_S3_REGION: run.s3.region,
-      SVC_AUDIT_S3_ACCESS_KEY: run.s3.accessKeyId,
-      SVC_AUDIT_S3_SECRET_KEY: run.s3.secretAccessKey,
-      SVC_AUDIT_RETENTION_DAYS: "1",
-      SVC_AUDIT_PG_URL: run.pgUrl,
-      SVC_AUDIT_INDEX_SCHEMA: run.indexSchema,
-      SVC_AUDIT_BATCH_MAX_AGE_MS: String(run.batchMaxAgeMs),
-      SVC_AUDIT_LOG_LEVEL: "warn",
-      ...jscHeapEnv(process.env.SVC_BENCH_CONSUMER_JSC_RAM),
-      ...run.env,
-    },
+    env: consumerEnv(run),
   });
 }
