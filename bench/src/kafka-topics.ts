@@ -15,8 +15,8 @@ export class BenchTopics {
     return name;
   }
 
-  /** The sum over partitions of the latest offsets: how many records the topic holds (nothing is compacted). */
-  async total(topic: string, partitions = 6): Promise<number> {
+  /** Each partition's latest offset (its end), by partition index. */
+  async endOffsets(topic: string, partitions = 6): Promise<number[]> {
     const listed = await this.admin.listOffsets({
       topics: [
         {
@@ -28,9 +28,23 @@ export class BenchTopics {
         },
       ],
     });
-    let sum = 0n;
-    for (const entry of listed) for (const partition of entry.partitions) sum += partition.offset;
-    return Number(sum);
+    const ends = new Array<number>(partitions).fill(0);
+    for (const entry of listed) for (const p of entry.partitions) ends[p.partitionIndex] = Number(p.offset);
+    return ends;
+  }
+
+  /** The sum over partitions of the latest offsets: how many records the topic holds (nothing is compacted). */
+  async total(topic: string, partitions = 6): Promise<number> {
+    return (await this.endOffsets(topic, partitions)).reduce((sum, end) => sum + end, 0);
+  }
+
+  /** `group`'s committed offset of each partition of `topic` (-1 where none). */
+  async committedOffsets(group: string, topic: string, partitions = 6): Promise<number[]> {
+    const [listed] = await this.admin.listConsumerGroupOffsets({ groups: [group] });
+    const committed = listed?.topics.find((t) => t.name === topic)?.partitions ?? [];
+    return Array.from({ length: partitions }, (_, p) =>
+      Number(committed.find((c) => c.partitionIndex === p)?.committedOffset ?? -1n),
+    );
   }
 
   /**

@@ -2,10 +2,7 @@ import { expect, test } from "bun:test";
 import { describeWithServers, waitFor } from "@svc/testkit";
 import type { BatchWritten } from "../index.ts";
 import { faultHarness } from "./fault-harness.ts";
-import { holdIndexLock, indexWritesWaiting, makeLines, waitAllIndexed } from "./helpers.ts";
-
-const counted = async (counter: { get(): Promise<{ values: { value: number }[] }> }) =>
-  (await counter.get()).values[0]?.value ?? 0;
+import { counted, holdIndexLock, indexWritesWaiting, makeLines, waitAllIndexed } from "./helpers.ts";
 
 describeWithServers("queue-consumer with a private Kafka broker (restarted)", () => {
   const harness = faultHarness(["kafka"]);

@@ -246,26 +246,25 @@ export async function waitAllIndexed(
  * after the batch's PUT and before its offset commit, until `release()`.
  */
 export async function holdIndexLock(sql: SQL, schema: string): Promise<{ release(): Promise<void> }> {
-  let free: () => void = () => {};
-  const held = new Promise<void>((resolve) => {
-    free = resolve;
-  });
-  let locked: () => void = () => {};
-  const lockTaken = new Promise<void>((resolve) => {
-    locked = resolve;
-  });
+  const held = Promise.withResolvers<void>();
+  const taken = Promise.withResolvers<void>();
   const lock = sql.begin(async (tx) => {
     await tx`LOCK TABLE ${sql(`${schema}.marks`)} IN EXCLUSIVE MODE`;
-    locked();
-    await held;
+    taken.resolve();
+    await held.promise;
   });
-  await Promise.race([lockTaken, lock]);
+  await Promise.race([taken.promise, lock]);
   return {
     async release() {
-      free();
+      held.resolve();
       await lock;
     },
   };
+}
+
+/** A counter's value (0 before its first increment): the consumer's metrics are prom-client counters. */
+export async function counted(counter: { get(): Promise<{ values: { value: number }[] }> }): Promise<number> {
+  return (await counter.get()).values[0]?.value ?? 0;
 }
 
 /** Index transactions of `schema` waiting on `holdIndexLock`'s lock. */

@@ -7,6 +7,7 @@ import { type BatchWritten, QueueConsumerError, startConsumer } from "../index.t
 import {
   bodyOf,
   consumerConfig,
+  counted,
   createTopic,
   deleteTopic,
   dropSchema,
@@ -184,7 +185,7 @@ describe("startConsumer", () => {
       await waitFor(
         "records read",
         async () => {
-          read = (await consumer.metrics.recordsRead.get()).values[0]?.value ?? 0;
+          read = await counted(consumer.metrics.recordsRead);
           return read >= 630 ? true : undefined;
         },
         { timeoutMs: 20_000 },
