@@ -64,4 +64,28 @@ describeWithServers("queue-consumer with a private Kafka broker (restarted)", ()
     const facts = await waitAllIndexed(sql, names.schema, lines.length, 90_000);
     expect(facts).toMatchObject({ events: 600, distinctIds: 600, counted: 600 });
   }, 240_000);
+
+  test("the broker frozen past the session timeout: heartbeats stall, the session is replaced, nothing is lost", async () => {
+    // SIGSTOP: the broker's connections stay open and its answers stop, so no request fails at once. The client
+    // reports the heartbeats stalled once a session timeout (6 s) passed without one; only that listener replaces
+    // the session this soon (a fetch fails only after its 5 s timeout and 5 retries, ~28 s).
+    const { names, consumer } = await consumerFor("kafka-frozen", { SVC_AUDIT_KAFKA_SESSION_TIMEOUT_MS: "6000" });
+    const lines = makeLines(600);
+    await harness.producer.send(names.topic, lines.slice(0, 300));
+    await waitAllIndexed(sql, names.schema, 300, 60_000);
+    const broker = harness.server.pidOf("kafka");
+    process.kill(broker, "SIGSTOP");
+    try {
+      await waitFor(
+        "the session replaced while the broker is frozen",
+        async () => ((await counted(consumer.metrics.sessionRestarts)) > 0 ? true : undefined),
+        { timeoutMs: 15_000 },
+      );
+    } finally {
+      process.kill(broker, "SIGCONT");
+    }
+    await harness.producer.send(names.topic, lines.slice(300));
+    const facts = await waitAllIndexed(sql, names.schema, lines.length, 90_000);
+    expect(facts).toMatchObject({ events: 600, distinctIds: 600, counted: 600 });
+  }, 180_000);
 });
