@@ -12,7 +12,7 @@ export const INDEX_TABLES = {
 } as const;
 
 /** The schema version this package writes; the audit API can refuse an index older than the one it reads. */
-export const INDEX_SCHEMA_VERSION = 3;
+export const INDEX_SCHEMA_VERSION = 4;
 
 const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
 
@@ -30,7 +30,9 @@ export function qualifiedTable(schema: string, table: keyof typeof INDEX_TABLES)
  * The DDL of the current version, for a checked schema name. Version 2 keys `events` on `(tenant_id, time, id)`,
  * the order every page and export reads: one B-tree fewer per event row than version 1's `id` key plus its
  * `(tenant_id, time, id)` index. Version 3 adds `counts_hour`, the hourly tier of the `counts` rollup, so a count
- * over days sums hours instead of minutes (docs/audit-storage.md, "Index").
+ * over days sums hours instead of minutes (docs/audit-storage.md, "Index"). Version 4 declares the text columns
+ * of `events` and the rollups `COLLATE "C"`: the index orders ids as bytes (as the audit API merges them with the
+ * fresh tail) whatever the database's default collation, and compares keys without a locale.
  */
 export function indexSchemaDdl(schema: string): string[] {
   const t = (table: keyof typeof INDEX_TABLES) => qualifiedTable(schema, table);
@@ -43,17 +45,17 @@ export function indexSchemaDdl(schema: string): string[] {
        records int NOT NULL, bytes bigint NOT NULL, min_time timestamptz, max_time timestamptz,
        written_at timestamptz NOT NULL DEFAULT now(), UNIQUE (bucket, key, version_id))`,
     `CREATE TABLE IF NOT EXISTS ${t("events")} (
-       id text NOT NULL, tenant_id text NOT NULL, time timestamptz NOT NULL, principal_id text NOT NULL,
-       action text NOT NULL, result text NOT NULL, resource text NOT NULL,
-       object_id bigint NOT NULL, byte_start bigint NOT NULL, byte_length int NOT NULL,
+       id text COLLATE "C" NOT NULL, tenant_id text COLLATE "C" NOT NULL, time timestamptz NOT NULL,
+       principal_id text COLLATE "C" NOT NULL, action text COLLATE "C" NOT NULL, result text COLLATE "C" NOT NULL,
+       resource text COLLATE "C" NOT NULL, object_id bigint NOT NULL, byte_start bigint NOT NULL, byte_length int NOT NULL,
        CONSTRAINT events_tenant_time_id PRIMARY KEY (tenant_id, time, id))`,
     `CREATE INDEX IF NOT EXISTS events_tenant_principal_time ON ${t("events")} (tenant_id, principal_id, time, id)`,
     `CREATE TABLE IF NOT EXISTS ${t("counts")} (
-       tenant_id text NOT NULL, minute timestamptz NOT NULL, principal_id text NOT NULL, action text NOT NULL,
-       result text NOT NULL, n bigint NOT NULL, PRIMARY KEY (tenant_id, minute, principal_id, action, result))`,
+       tenant_id text COLLATE "C" NOT NULL, minute timestamptz NOT NULL, principal_id text COLLATE "C" NOT NULL,
+       action text COLLATE "C" NOT NULL, result text COLLATE "C" NOT NULL, n bigint NOT NULL, PRIMARY KEY (tenant_id, minute, principal_id, action, result))`,
     `CREATE TABLE IF NOT EXISTS ${t("countsHour")} (
-       tenant_id text NOT NULL, hour timestamptz NOT NULL, principal_id text NOT NULL, action text NOT NULL,
-       result text NOT NULL, n bigint NOT NULL, PRIMARY KEY (tenant_id, hour, principal_id, action, result))`,
+       tenant_id text COLLATE "C" NOT NULL, hour timestamptz NOT NULL, principal_id text COLLATE "C" NOT NULL,
+       action text COLLATE "C" NOT NULL, result text COLLATE "C" NOT NULL, n bigint NOT NULL, PRIMARY KEY (tenant_id, hour, principal_id, action, result))`,
     `CREATE TABLE IF NOT EXISTS ${t("marks")} (
        topic text NOT NULL, partition int NOT NULL, indexed_through bigint NOT NULL, PRIMARY KEY (topic, partition))`,
   ];
@@ -84,6 +86,38 @@ function migrateV2ToV3(schema: string): string[] {
   ];
 }
 
+/** The text columns version 4 declares `COLLATE "C"`, by table. */
+const C_COLUMNS = {
+  events: ["id", "tenant_id", "principal_id", "action", "result", "resource"],
+  counts: ["tenant_id", "principal_id", "action", "result"],
+  countsHour: ["tenant_id", "principal_id", "action", "result"],
+} as const;
+
+/**
+ * Version 3 → 4 on an existing schema: its text columns take the C collation. On a database whose default collation
+ * already compares like C (`C` or `POSIX`, libc) nothing changes; elsewhere the columns are altered, which rebuilds
+ * the tables' indexes under an exclusive lock (writers wait on the advisory lock, the API's reads on the tables).
+ */
+function migrateV3ToV4(schema: string): string[] {
+  return Object.entries(C_COLUMNS).map(
+    ([table, columns]) =>
+      `ALTER TABLE ${qualifiedTable(schema, table as keyof typeof C_COLUMNS)} ${columns
+        .map((column) => `ALTER COLUMN ${column} TYPE text COLLATE "C"`)
+        .join(", ")}`,
+  );
+}
+
+/**
+ * Whether the database's default collation orders text as the C collation does (libc `C` or `POSIX`; the provider
+ * column, PostgreSQL 15 on, read through `to_jsonb` so that older servers, libc only, answer too).
+ */
+async function defaultCollationIsC(tx: SQL): Promise<boolean> {
+  const [row] =
+    await tx`SELECT d.datcollate IN ('C', 'POSIX') AND coalesce(to_jsonb(d) ->> 'datlocprovider', 'c') = 'c' AS c
+    FROM pg_database d WHERE d.datname = current_database()`;
+  return (row as { c: boolean }).c;
+}
+
 /**
  * Creates the index schema when missing (`CREATE … IF NOT EXISTS`, one migration table), under a transaction-scoped
  * advisory lock so replicas starting together do not race. Throws `QUEUE_CONSUMER_SCHEMA_FAILED`.
@@ -110,6 +144,9 @@ export async function ensureIndexSchema(sql: SQL, schema: string): Promise<void>
       for (const statement of indexSchemaDdl(schema)) await tx.unsafe(statement);
       if (version === 1) for (const statement of migrateV1ToV2(schema)) await tx.unsafe(statement);
       if (version === 1 || version === 2) for (const statement of migrateV2ToV3(schema)) await tx.unsafe(statement);
+      if (version >= 1 && version <= 3 && !(await defaultCollationIsC(tx))) {
+        for (const statement of migrateV3ToV4(schema)) await tx.unsafe(statement);
+      }
       await tx.unsafe(
         `INSERT INTO ${migrations} (version) VALUES (${INDEX_SCHEMA_VERSION}) ON CONFLICT (version) DO NOTHING`,
       );

@@ -317,7 +317,7 @@ describe("writeBatchIndex", () => {
         "events_tenant_time_id",
       ]);
       const versions = await sql.unsafe(`SELECT version FROM "${old}".schema_migrations ORDER BY 1`);
-      expect(versions.map((r: { version: number }) => r.version)).toEqual([1, 3]);
+      expect(versions.map((r: { version: number }) => r.version)).toEqual([1, 4]);
       const result = await writeBatchIndex(
         sql,
         old,
@@ -347,7 +347,7 @@ describe("writeBatchIndex", () => {
     try {
       await ensureIndexSchema(sql, old);
       const versions = await sql.unsafe(`SELECT version FROM "${old}".schema_migrations ORDER BY 1`);
-      expect(versions.map((r: { version: number }) => r.version)).toEqual([2, 3]);
+      expect(versions.map((r: { version: number }) => r.version)).toEqual([2, 4]);
       const hours = async () =>
         (
           await sql.unsafe(`SELECT tenant_id, hour, result, n::int AS n FROM "${old}".counts_hour ORDER BY 1, 2, 3`)
@@ -363,7 +363,7 @@ describe("writeBatchIndex", () => {
         ["tenant-a", "2026-11-23T09:00:00.000Z", "OK", 4],
         ["tenant-b", "2026-11-23T08:00:00.000Z", "OK", 5],
       ]);
-      // At version 3 a second start copies nothing again.
+      // At version 4 a second start copies nothing again.
       await ensureIndexSchema(sql, old);
       expect((await hours()).length).toBe(4);
       const [{ n }] = await sql.unsafe(`SELECT sum(n)::int AS n FROM "${old}".counts_hour`);
