@@ -245,6 +245,9 @@ export async function startAgent(config: AgentConfig, options: StartAgentOptions
         await Promise.race([activeShipper.changed(config.pollMs), wakeup.wait()]);
         continue;
       }
+      // A change the file's watch reports while this read and its end-of-file checks run must not wait for the
+      // next poll: the idle wait below returns at once when anything woke the loop since here.
+      const wakes = wakeup.wakes;
       const event = await source.next(room);
       switch (event.kind) {
         case "data":
@@ -253,7 +256,7 @@ export async function startAgent(config: AgentConfig, options: StartAgentOptions
           ship(event.bytes, event.start, event.file, buffers.readPosition - event.start - event.bytes.length);
           break;
         case "idle":
-          await wakeup.wait(config.pollMs);
+          await wakeup.waitSince(wakes, config.pollMs);
           break;
         case "switched": {
           shipLast(splitter.flush(event.endOfOld), event.from);
