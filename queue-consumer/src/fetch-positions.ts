@@ -18,7 +18,8 @@ export function dropStalePositions(
 ): number[] {
   const dropped: number[] = [];
   const prefix = `${topic}:`;
-  for (const key of [...positions.keys()]) {
+  // Deleting the entry being visited is safe in a Map's iteration.
+  for (const key of positions.keys()) {
     if (!key.startsWith(prefix)) continue;
     const partition = Number(key.slice(prefix.length));
     if (after.has(partition) && before.has(partition)) continue;

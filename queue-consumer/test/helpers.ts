@@ -2,7 +2,7 @@ import { ListObjectVersionsCommand, type ObjectVersion, S3Client } from "@aws-sd
 import { Admin, Producer } from "@platformatic/kafka";
 import { bucketPrefix, randomName, stackEnv, topicName, waitFor } from "@svc/testkit";
 import type { SQL } from "bun";
-import { parseQueueConsumerConfig, type QueueConsumerConfig } from "../index.ts";
+import { PartitionBatch, parseQueueConsumerConfig, type QueueConsumerConfig, type SealedBatch } from "../index.ts";
 import { writerS3Client } from "../src/s3-client.ts";
 
 /** Stack addresses as the consumer's env variables (the dev stack's, or a private one's `overrides`). */
@@ -266,6 +266,27 @@ export async function holdIndexLock(sql: SQL, schema: string): Promise<{ release
 export async function counted(counter: { get(): Promise<{ values: { value: number }[] }> }): Promise<number> {
   return (await counter.get()).values[0]?.value ?? 0;
 }
+
+/** A sealed batch of tenant-a records (one per line, `principal` replacing the record's), from `firstOffset` on. */
+export function batchOf(lines: { id: string; time: string; principal?: string }[], firstOffset: bigint): SealedBatch {
+  const batch = new PartitionBatch("topic.x", 1);
+  lines.forEach((l, i) => {
+    const value = JSON.parse(recordLine(l.id, "tenant-a", l.time));
+    if (l.principal) value.principal_id = l.principal;
+    batch.add(Buffer.from(JSON.stringify(value)), firstOffset + BigInt(i), 0, 1);
+  });
+  return batch.seal();
+}
+
+/** The object a batch was written to, as `writeBatchIndex` takes it. */
+export const writtenObject = (key: string, versionId: string, bytes = 100) => ({
+  bucket: "svc-audit",
+  key,
+  versionId,
+  bytes,
+  retainUntil: new Date(),
+  writtenAt: new Date(),
+});
 
 /** Index transactions of `schema` waiting on `holdIndexLock`'s lock. */
 export async function indexWritesWaiting(sql: SQL, schema: string): Promise<number> {

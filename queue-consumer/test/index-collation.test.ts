@@ -7,8 +7,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { randomName } from "@svc/testkit";
 import { SQL } from "bun";
-import { ensureIndexSchema, indexSchemaDdl, PartitionBatch, writeBatchIndex } from "../index.ts";
-import { dropSchema, recordLine, stackAddresses } from "./helpers.ts";
+import { ensureIndexSchema, indexSchemaDdl, writeBatchIndex } from "../index.ts";
+import { batchOf, dropSchema, stackAddresses, writtenObject } from "./helpers.ts";
 
 const admin = new SQL({ url: stackAddresses().pgUrl, max: 1 });
 const database = randomName("t_qc_icu").replaceAll("-", "_");
@@ -89,18 +89,11 @@ describe("the index's collation", () => {
     const schema = "audit_new";
     await ensureIndexSchema(icu, schema);
     expect(await collations(icu, schema)).toEqual(allC);
-    const batch = new PartitionBatch("topic.x", 0);
-    IDS.forEach((id, i) => {
-      batch.add(Buffer.from(recordLine(id, "tenant-a", TIME)), BigInt(i), 0, 1);
-    });
-    const indexed = await writeBatchIndex(icu, schema, batch.seal(), {
-      bucket: "svc-audit",
-      key: "k/collation",
-      versionId: "v1",
-      bytes: 100,
-      retainUntil: new Date(),
-      writtenAt: new Date(),
-    });
+    const batch = batchOf(
+      IDS.map((id) => ({ id, time: TIME })),
+      0n,
+    );
+    const indexed = await writeBatchIndex(icu, schema, batch, writtenObject("k/collation", "v1"));
     expect(indexed.inserted).toBe(4);
     expect(await idsInIndexOrder(icu, schema)).toEqual(BYTE_ORDER);
     expect(await idsAfter(icu, schema, "Z")).toEqual(["_z", "a-1"]);

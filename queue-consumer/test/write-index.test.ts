@@ -1,31 +1,14 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { rejectionOf } from "@svc/testkit";
 import { SQL } from "bun";
-import { ensureIndexSchema, PartitionBatch, QueueConsumerError, type SealedBatch, writeBatchIndex } from "../index.ts";
-import { dropSchema, indexFacts, recordLine, stackAddresses, testNames } from "./helpers.ts";
+import { ensureIndexSchema, PartitionBatch, QueueConsumerError, writeBatchIndex } from "../index.ts";
+import { batchOf, dropSchema, indexFacts, recordLine, stackAddresses, testNames, writtenObject } from "./helpers.ts";
 
 const addresses = stackAddresses();
 const sql = new SQL({ url: addresses.pgUrl, max: 2 });
 const { schema } = testNames("index");
 
-function batchOf(lines: { id: string; time: string; principal?: string }[], firstOffset: bigint): SealedBatch {
-  const batch = new PartitionBatch("topic.x", 1);
-  lines.forEach((l, i) => {
-    const value = JSON.parse(recordLine(l.id, "tenant-a", l.time));
-    if (l.principal) value.principal_id = l.principal;
-    batch.add(Buffer.from(JSON.stringify(value)), firstOffset + BigInt(i), 0, 1);
-  });
-  return batch.seal();
-}
-
-const object = (version: string, bytes = 100) => ({
-  bucket: "svc-audit",
-  key: `k/${schema}`,
-  versionId: version,
-  bytes,
-  retainUntil: new Date(),
-  writtenAt: new Date(),
-});
+const object = (version: string, bytes = 100) => writtenObject(`k/${schema}`, version, bytes);
 
 /** Runs `body` on a fresh index schema of its own, dropped afterwards. */
 async function withOwnSchema(name: string, body: (own: string) => Promise<void>): Promise<void> {
