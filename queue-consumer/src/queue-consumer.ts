@@ -1,6 +1,5 @@
 import { EventEmitter } from "node:events";
-import type { Message } from "@platformatic/kafka";
-import { Consumer, type MessagesStream } from "@platformatic/kafka/clients/consumer";
+import { Consumer } from "@platformatic/kafka/clients/consumer";
 import { type MetricsServer, serveMetrics } from "@svc/common";
 import { SQL } from "bun";
 import pino, { type Logger } from "pino";
@@ -8,10 +7,10 @@ import { BatchAgeTimer } from "./batch-age-timer.ts";
 import type { QueueConsumerConfig } from "./config.ts";
 import { ConsumerMetrics } from "./consumer-metrics.ts";
 import { QueueConsumerError } from "./errors.ts";
-import { dropStalePositions } from "./fetch-positions.ts";
 import { ensureIndexSchema } from "./index-schema.ts";
 import { type OffsetGap, OffsetGapWatch } from "./offset-gaps.ts";
 import { type ClosedBatch, readIndexFields } from "./partition-batch.ts";
+import { PartitionFetcher } from "./partition-fetcher.ts";
 import { PartitionWriter } from "./partition-writer.ts";
 import { putBatchObject, type WrittenObject } from "./put-batch-object.ts";
 import { retryWithBackoff } from "./retry-with-backoff.ts";
@@ -80,13 +79,18 @@ export interface QueueConsumer {
  * write, and `stop()`, forever).
  */
 const KAFKA_REQUEST_RETRIES = 5;
+/** A fetch waits this long for records at most (the broker answers as soon as it has any). */
+const FETCH_MAX_WAIT_MS = 500;
+const FETCH_MAX_BYTES = 4 * 1024 * 1024;
+/** A fetch (or a position lookup) without an answer within this fails, and is tried again. */
+const FETCH_TIMEOUT_MS = 5_000;
 
 /** Room past `maxBytes` in a batch's buffer: the line that closes a batch by size may end beyond it. */
 const BATCH_SLACK_BYTES = 1024 * 1024;
 
 interface Session {
   consumer: Consumer<Buffer, Buffer, Buffer, Buffer>;
-  stream: MessagesStream<Buffer, Buffer, Buffer, Buffer>;
+  fetcher: PartitionFetcher;
   assigned: Set<number>;
 }
 
@@ -163,7 +167,7 @@ export async function startConsumer(
   const resumeIfRoom = () => {
     if (paused && buffered <= config.maxBufferedBytes / 2 && !stopping) {
       paused = false;
-      session?.stream.resume();
+      session?.fetcher.resume();
       logger.debug({ buffered }, "fetching resumed");
     }
   };
@@ -288,13 +292,12 @@ export async function startConsumer(
     return writer;
   };
 
-  const onMessage = (message: Message<Buffer, Buffer, Buffer, Buffer>) => {
-    const current = session;
-    if (!current?.assigned.has(message.partition) || message.value == null) return;
-    void gaps.received(message.partition, message.offset);
-    const writer = writerFor(message.partition);
+  const onRecord = (current: Session, partition: number, offset: bigint, timestampMs: number, value: Buffer) => {
+    if (session !== current || !current.assigned.has(partition)) return;
+    void gaps.received(partition, offset);
+    const writer = writerFor(partition);
     const now = performance.now();
-    const added = writer.add(message.value, message.offset, Number(message.timestamp), now);
+    const added = writer.add(value, offset, timestampMs, now);
     if (added === 0) return;
     if (writer.openRecords === 1) ageTimer.due(writer.dueAt(config.batch.maxAgeMs) ?? now);
     metrics.recordsRead.inc();
@@ -302,7 +305,7 @@ export async function startConsumer(
     if (writer.isFull(batchLimits)) writer.seal();
     if (!paused && buffered > config.maxBufferedBytes) {
       paused = true;
-      current.stream.pause();
+      current.fetcher.pause();
       // Write what is held now: waiting for the batches to fill or age would stall a paused consumer.
       for (const open of writers.values()) open.seal();
       logger.debug({ buffered }, "fetching paused: buffer full");
@@ -337,21 +340,30 @@ export async function startConsumer(
       sessionTimeout: config.sessionTimeoutMs,
       rebalanceTimeout: config.sessionTimeoutMs,
       heartbeatInterval: Math.max(500, Math.floor(config.sessionTimeoutMs / 10)),
-      maxWaitTime: 500,
-      // A fetch answer is pushed whole into the stream, paused or not: a small one keeps memory bounded.
-      maxBytes: 4 * 1024 * 1024,
       retries: KAFKA_REQUEST_RETRIES,
       retryDelay: 500,
     });
-    const current: Session = { consumer, stream: undefined as never, assigned: new Set() };
+    const current: Session = { consumer, fetcher: undefined as never, assigned: new Set() };
+    current.fetcher = new PartitionFetcher(consumer, {
+      clientId: config.clientId,
+      topic: config.topic,
+      maxWaitMs: FETCH_MAX_WAIT_MS,
+      // An answer is read whole, paused or not: a small one keeps memory bounded.
+      maxBytes: FETCH_MAX_BYTES,
+      requestTimeoutMs: FETCH_TIMEOUT_MS,
+      retries: KAFKA_REQUEST_RETRIES,
+      retryDelayMs: 500,
+      onRecord: (partition, offset, timestampMs, value) => onRecord(current, partition, offset, timestampMs, value),
+      // Fetching failed again and again: the session is not working; a new one rereads from the commits.
+      onFailure: (error) => {
+        if (session === current) restartSession(error);
+      },
+      onRetry: (error) => logger.debug({ err: error }, "fetch failed; fetching again"),
+    });
     consumer.on("consumer:group:join", () => {
       if (session !== current) return;
-      const assigned = assignmentOf(consumer);
-      // Synchronous, before the stream refreshes its offsets for the new assignment (it does so after this event).
-      const dropped = dropStalePositions(current.stream.offsetsToFetch, config.topic, current.assigned, assigned);
-      if (dropped.length > 0)
-        logger.debug({ partitions: dropped }, "fetch positions dropped: read again from the commit");
-      current.assigned = assigned;
+      current.assigned = assignmentOf(consumer);
+      current.fetcher.assign(current.assigned);
       applyAssignment(current.assigned);
       gaps.assigned(current.assigned);
     });
@@ -368,29 +380,23 @@ export async function startConsumer(
       if (session === current) restartSession(stall.lastError ?? new Error("Kafka heartbeats stalled"));
     });
     try {
-      current.stream = await consumer.consume({
-        topics: [config.topic],
-        mode: "committed",
-        fallbackMode: "earliest",
-        autocommit: false,
-      });
+      consumer.topics.track(config.topic);
+      await consumer.joinGroup({});
     } catch (error) {
+      await current.fetcher.close();
       await consumer.close(true).catch(() => {});
       throw error;
     }
     session = current;
     current.assigned = assignmentOf(consumer);
+    current.fetcher.assign(current.assigned);
     applyAssignment(current.assigned);
     gaps.assigned(current.assigned);
-    current.stream.on("data", onMessage);
-    current.stream.on("error", (error: unknown) => {
-      if (session === current) restartSession(error);
-    });
     return current;
   };
 
   /**
-   * The stream failed (group membership lost, fetch failed for good): every uncommitted batch is dropped, and a new
+   * The session failed (group membership lost, fetching failed again and again): every uncommitted batch is dropped, and a new
    * session starts from the committed offsets. Nothing is lost: what was dropped was never committed.
    */
   const restartSession = (error: unknown) => {
@@ -399,9 +405,8 @@ export async function startConsumer(
     metrics.sessionRestarts.inc();
     const old = session;
     session = undefined;
-    // The stream goes first: a consumer closed under a live stream empties its topic list, and the stream's next
-    // fetch then throws (uncaught) inside the client.
-    old?.stream.destroy();
+    // The fetching stops first: nothing fetched under the old session reaches a writer.
+    void old?.fetcher.close();
     restarting = (async () => {
       for (const writer of writers.values()) writer.revoke();
       await Promise.all([...writers.values()].map((w) => w.idle()));
@@ -429,7 +434,7 @@ export async function startConsumer(
       ageTimer.stop();
       await restarting;
       const current = session;
-      current?.stream.pause();
+      current?.fetcher.pause();
       let timedOut = false;
       if (flush) {
         for (const writer of writers.values()) writer.seal();
@@ -446,7 +451,7 @@ export async function startConsumer(
       writers.clear();
       session = undefined;
       if (current) {
-        await current.stream.close().catch(() => {});
+        await current.fetcher.close();
         await current.consumer.close().catch(() => current.consumer.close(true).catch(() => {}));
       }
       await metricsServer?.stop();

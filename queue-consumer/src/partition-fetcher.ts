@@ -1,0 +1,238 @@
+import type { ClusterMetadata } from "@platformatic/kafka";
+import type { Consumer } from "@platformatic/kafka/clients/consumer";
+import { type Broker, type Connection, ConnectionPool } from "@platformatic/kafka/network";
+import {
+  FETCH_API_KEY,
+  FETCH_VERSION,
+  type FetchAnswer,
+  fetchRequest,
+  parseFetchResponse,
+  type RecordSink,
+  readRecordBatches,
+} from "./kafka-fetch.ts";
+
+const OFFSET_OUT_OF_RANGE = 1;
+const EARLIEST = -2n;
+
+export interface FetcherOptions {
+  clientId: string;
+  topic: string;
+  maxWaitMs: number;
+  maxBytes: number;
+  /** A fetch (or a position lookup) without an answer within this fails. */
+  requestTimeoutMs: number;
+  /** Fetches failing one after another before the fetcher gives up (`onFailure`). */
+  retries: number;
+  retryDelayMs: number;
+  /** Each record of an assigned partition, in offset order per partition. */
+  onRecord: (partition: number, offset: bigint, timestampMs: number, value: Buffer) => void;
+  /** Fetching failed `retries` times in a row (the broker is gone, or the group's view is wrong): it stopped. */
+  onFailure: (error: unknown) => void;
+  /** A partition error that fetching again may mend (a leader moving): logged, and the metadata read again. */
+  onRetry?: (error: unknown) => void;
+}
+
+type GroupConsumer = Pick<
+  Consumer<Buffer, Buffer, Buffer, Buffer>,
+  "metadata" | "listCommittedOffsets" | "listOffsets"
+>;
+
+/**
+ * Fetches the records of the partitions the group assigned to this replica (docs/audit-storage.md, "Kafka"), from
+ * the committed offset of each (the earliest when none), and hands each to `onRecord`: the consumer group's client
+ * keeps the membership, heartbeats and commits; the fetching is ours, so that a record costs an offset, a timestamp
+ * and a view of the answer's bytes (`kafka-fetch.ts`). One fetch at a time per leader; a fetch already sent when
+ * `pause()` is called still delivers its records.
+ *
+ * A partition newly assigned is read from its commit, never from a position this replica held before: another
+ * member may have owned it meanwhile, and the records between its commit and that position would be skipped.
+ */
+export class PartitionFetcher {
+  readonly #options: FetcherOptions;
+  readonly #consumer: GroupConsumer;
+  readonly #pool: ConnectionPool;
+  /** Assigned partitions whose next offset is known. */
+  readonly #positions = new Map<number, bigint>();
+  /** Assigned partitions (known position or not): what `assign` was last told. */
+  #assigned = new Set<number>();
+  /** Bumped by each `assign`: a position lookup or a fetch begun under an older assignment is not applied. */
+  #generation = 0;
+  #paused = false;
+  #closed = false;
+  #wake = Promise.withResolvers<void>();
+  #staleMetadata = false;
+  #failures = 0;
+
+  constructor(consumer: GroupConsumer, options: FetcherOptions) {
+    this.#consumer = consumer;
+    this.#options = options;
+    this.#pool = new ConnectionPool(options.clientId, { requestTimeout: options.requestTimeoutMs });
+    void this.#run();
+  }
+
+  /** The partitions assigned now: those kept keep their position, new ones are read from their commit. */
+  assign(partitions: ReadonlySet<number>): void {
+    this.#generation += 1;
+    for (const partition of this.#positions.keys()) {
+      if (!partitions.has(partition) || !this.#assigned.has(partition)) this.#positions.delete(partition);
+    }
+    const added = [...partitions].filter((partition) => !this.#assigned.has(partition));
+    this.#assigned = new Set(partitions);
+    if (added.length > 0) void this.#lookUp(added, this.#generation);
+    this.#signal();
+  }
+
+  pause(): void {
+    this.#paused = true;
+  }
+
+  resume(): void {
+    this.#paused = false;
+    this.#signal();
+  }
+
+  /** Stops fetching: a fetch in flight is abandoned (its connection closed) and delivers nothing. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#signal();
+    await this.#pool.close().catch(() => {});
+  }
+
+  #signal(): void {
+    this.#wake.resolve();
+  }
+
+  /** The committed offset of each partition, the earliest where none was committed. */
+  async #lookUp(partitions: number[], generation: number): Promise<void> {
+    const { topic } = this.#options;
+    while (!this.#closed && generation === this.#generation) {
+      try {
+        const committed = (await this.#consumer.listCommittedOffsets({ topics: [{ topic, partitions }] })).get(topic);
+        const missing = partitions.filter((p) => (committed?.[p] ?? -1n) < 0n);
+        const earliest =
+          missing.length > 0
+            ? (
+                await this.#consumer.listOffsets({
+                  topics: [topic],
+                  partitions: { [topic]: missing },
+                  timestamp: EARLIEST,
+                })
+              ).get(topic)
+            : undefined;
+        if (generation !== this.#generation) return;
+        for (const partition of partitions) {
+          const offset = (committed?.[partition] ?? -1n) >= 0n ? committed?.[partition] : earliest?.[partition];
+          if (offset === undefined || offset < 0n) throw new Error(`no offset for ${topic}/${partition}`);
+          this.#positions.set(partition, offset);
+        }
+        this.#failures = 0;
+        this.#signal();
+        return;
+      } catch (error) {
+        if (this.#fail(error)) return;
+        await Bun.sleep(this.#options.retryDelayMs);
+      }
+    }
+  }
+
+  /** Counts a failure; true when that was one too many (the fetcher then stops and reports it). */
+  #fail(error: unknown): boolean {
+    if (this.#closed) return true;
+    this.#failures += 1;
+    this.#staleMetadata = true;
+    if (this.#failures <= this.#options.retries) {
+      this.#options.onRetry?.(error);
+      return false;
+    }
+    this.#closed = true;
+    this.#signal();
+    this.#options.onFailure(error);
+    return true;
+  }
+
+  async #run(): Promise<void> {
+    while (!this.#closed) {
+      if (this.#paused || this.#positions.size === 0) {
+        await this.#wake.promise;
+        this.#wake = Promise.withResolvers<void>();
+        continue;
+      }
+      try {
+        await this.#fetchOnce();
+        this.#failures = 0;
+      } catch (error) {
+        if (this.#fail(error)) return;
+        this.#wake = Promise.withResolvers<void>();
+        await Promise.race([Bun.sleep(this.#options.retryDelayMs), this.#wake.promise]);
+      }
+    }
+  }
+
+  /** One fetch from each leader of the partitions with a known position; their records go to `onRecord`. */
+  async #fetchOnce(): Promise<void> {
+    const { topic } = this.#options;
+    const metadata = await this.#consumer.metadata({ topics: [topic], forceUpdate: this.#staleMetadata });
+    this.#staleMetadata = false;
+    const generation = this.#generation;
+    const byLeader = new Map<number, Map<number, bigint>>();
+    for (const [partition, offset] of this.#positions) {
+      const leader = metadata.topics.get(topic)?.partitions[partition]?.leader ?? -1;
+      const positions = byLeader.get(leader) ?? new Map<number, bigint>();
+      positions.set(partition, offset);
+      byLeader.set(leader, positions);
+    }
+    const answers = await Promise.all(
+      [...byLeader].map(async ([leader, positions]) => {
+        const answer = await this.#fetch(brokerOf(metadata, leader, topic), positions);
+        return { positions, answer };
+      }),
+    );
+    if (this.#closed) return;
+    let retry: unknown;
+    for (const { positions, answer } of answers) {
+      if (answer.errorCode !== 0) retry ??= new Error(`fetch failed: Kafka error ${answer.errorCode}`);
+      for (const part of answer.partitions) {
+        const from = positions.get(part.partition);
+        // Assigned elsewhere meanwhile, or moved on: the answer is not for the position held now.
+        if (from === undefined || generation !== this.#generation || this.#positions.get(part.partition) !== from)
+          continue;
+        if (part.errorCode === OFFSET_OUT_OF_RANGE && part.logStartOffset >= 0n) {
+          // Deleted by retention before it was read: go on from the oldest record kept (the gap is reported).
+          this.#positions.set(part.partition, part.logStartOffset);
+        } else if (part.errorCode !== 0) {
+          retry ??= new Error(`fetch ${topic}/${part.partition}: Kafka error ${part.errorCode}`);
+        } else if (part.records !== undefined) {
+          const sink: RecordSink = (offset, timestampMs, value) =>
+            this.#options.onRecord(part.partition, offset, timestampMs, value);
+          this.#positions.set(part.partition, readRecordBatches(part.records, from, sink));
+        }
+      }
+    }
+    if (retry !== undefined) throw retry;
+  }
+
+  async #fetch(broker: Broker, positions: Map<number, bigint>): Promise<FetchAnswer> {
+    const connection: Connection = await this.#pool.get(broker);
+    const { topic, maxWaitMs, maxBytes } = this.#options;
+    return await new Promise<FetchAnswer>((resolve, reject) => {
+      connection.send(
+        FETCH_API_KEY,
+        FETCH_VERSION,
+        () => fetchRequest(topic, positions, { maxWaitMs, maxBytes }),
+        parseFetchResponse,
+        true,
+        true,
+        (error: Error | null, answer: FetchAnswer | undefined) => {
+          if (error !== null || answer === undefined) reject(error ?? new Error("fetch: no answer"));
+          else resolve(answer);
+        },
+      );
+    });
+  }
+}
+
+function brokerOf(metadata: ClusterMetadata, leader: number, topic: string): Broker {
+  const broker = metadata.brokers.get(leader);
+  if (broker === undefined) throw new Error(`${topic}: no leader known for a partition (node ${leader})`);
+  return broker;
+}
