@@ -47,7 +47,6 @@ export interface PartitionAnswer {
   partition: number;
   /** 0, or the partition's Kafka error code. */
   errorCode: number;
-  logStartOffset: bigint;
   /** The record batches as the broker sent them (the last one may be cut short), when any. */
   records: Buffer | undefined;
 }
@@ -76,7 +75,7 @@ export function parseFetchResponse(_correlationId: number, _apiKey: number, _ver
       const partitionError = r.readInt16();
       r.readInt64(); // high watermark
       r.readInt64(); // last stable offset
-      const logStartOffset = r.readInt64();
+      r.readInt64(); // log start offset
       const aborted = r.readUnsignedVarInt() - 1; // aborted transactions (none from our producers)
       for (let a = 0; a < aborted; a++) {
         r.readInt64();
@@ -91,7 +90,7 @@ export function parseFetchResponse(_correlationId: number, _apiKey: number, _ver
         r.skip(size);
       }
       r.readTaggedFields();
-      partitions.push({ partition, errorCode: partitionError, logStartOffset, records });
+      partitions.push({ partition, errorCode: partitionError, records });
     }
     r.readTaggedFields();
   }

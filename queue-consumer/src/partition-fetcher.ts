@@ -53,8 +53,6 @@ export class PartitionFetcher {
   readonly #pool: ConnectionPool;
   /** Assigned partitions whose next offset is known. */
   readonly #positions = new Map<number, bigint>();
-  /** Assigned partitions (known position or not): what `assign` was last told. */
-  #assigned = new Set<number>();
   /** Bumped by each `assign`: a position lookup or a fetch begun under an older assignment is not applied. */
   #generation = 0;
   #paused = false;
@@ -74,11 +72,11 @@ export class PartitionFetcher {
   assign(partitions: ReadonlySet<number>): void {
     this.#generation += 1;
     for (const partition of this.#positions.keys()) {
-      if (!partitions.has(partition) || !this.#assigned.has(partition)) this.#positions.delete(partition);
+      if (!partitions.has(partition)) this.#positions.delete(partition);
     }
-    const added = [...partitions].filter((partition) => !this.#assigned.has(partition));
-    this.#assigned = new Set(partitions);
-    if (added.length > 0) void this.#lookUp(added, this.#generation);
+    // New ones, and any whose lookup the previous assignment had begun (it is abandoned: a new generation).
+    const unknown = [...partitions].filter((partition) => !this.#positions.has(partition));
+    if (unknown.length > 0) void this.#lookUp(unknown, this.#generation, "commit");
     this.#signal();
   }
 
@@ -102,12 +100,19 @@ export class PartitionFetcher {
     this.#wake.resolve();
   }
 
-  /** The committed offset of each partition, the earliest where none was committed. */
-  async #lookUp(partitions: number[], generation: number): Promise<void> {
+  /**
+   * Where to fetch `partitions` from: the committed offset of each, the earliest where none was committed (`commit`),
+   * or the earliest (`earliest`: a position deleted by retention before it was read). Meanwhile they are not fetched.
+   */
+  async #lookUp(partitions: number[], generation: number, from: "commit" | "earliest"): Promise<void> {
     const { topic } = this.#options;
+    for (const partition of partitions) this.#positions.delete(partition);
     while (!this.#closed && generation === this.#generation) {
       try {
-        const committed = (await this.#consumer.listCommittedOffsets({ topics: [{ topic, partitions }] })).get(topic);
+        const committed =
+          from === "commit"
+            ? (await this.#consumer.listCommittedOffsets({ topics: [{ topic, partitions }] })).get(topic)
+            : undefined;
         const missing = partitions.filter((p) => (committed?.[p] ?? -1n) < 0n);
         const earliest =
           missing.length > 0
@@ -189,6 +194,7 @@ export class PartitionFetcher {
     );
     if (this.#closed) return;
     let retry: unknown;
+    const outOfRange: number[] = [];
     for (const { positions, answer } of answers) {
       if (answer.errorCode !== 0) retry ??= new Error(`fetch failed: Kafka error ${answer.errorCode}`);
       for (const part of answer.partitions) {
@@ -196,9 +202,9 @@ export class PartitionFetcher {
         // Assigned elsewhere meanwhile, or moved on: the answer is not for the position held now.
         if (from === undefined || generation !== this.#generation || this.#positions.get(part.partition) !== from)
           continue;
-        if (part.errorCode === OFFSET_OUT_OF_RANGE && part.logStartOffset >= 0n) {
+        if (part.errorCode === OFFSET_OUT_OF_RANGE) {
           // Deleted by retention before it was read: go on from the oldest record kept (the gap is reported).
-          this.#positions.set(part.partition, part.logStartOffset);
+          outOfRange.push(part.partition);
         } else if (part.errorCode !== 0) {
           retry ??= new Error(`fetch ${topic}/${part.partition}: Kafka error ${part.errorCode}`);
         } else if (part.records !== undefined) {
@@ -208,6 +214,7 @@ export class PartitionFetcher {
         }
       }
     }
+    if (outOfRange.length > 0) void this.#lookUp(outOfRange, generation, "earliest");
     if (retry !== undefined) throw retry;
   }
 

@@ -1,0 +1,169 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { Admin, Producer } from "@platformatic/kafka";
+import { Consumer } from "@platformatic/kafka/clients/consumer";
+import { randomName, waitFor } from "@svc/testkit";
+import { PartitionFetcher } from "../src/partition-fetcher.ts";
+import { createTopic, deleteTopic, stackAddresses } from "./helpers.ts";
+
+// The writer's own fetching against the stack's broker: positions from the group's commits, records read in
+// place (plain and gzip batches), partitions taken away and given back, records deleted before they were read.
+const addresses = stackAddresses();
+const brokers = addresses.brokers.split(",");
+const admin = new Admin({ clientId: "qc-test-fetcher", bootstrapBrokers: brokers });
+const producer = new Producer<Buffer, Buffer, Buffer, Buffer>({
+  clientId: "qc-test-fetcher",
+  bootstrapBrokers: brokers,
+  acks: -1,
+});
+const consumers: Consumer<Buffer, Buffer, Buffer, Buffer>[] = [];
+const fetchers: PartitionFetcher[] = [];
+const topics: string[] = [];
+
+afterAll(async () => {
+  await Promise.allSettled(fetchers.map((f) => f.close()));
+  await Promise.allSettled(consumers.map((c) => c.close(true)));
+  await producer.close();
+  await admin.close();
+  await Promise.allSettled(topics.map((t) => deleteTopic(addresses.brokers, t)));
+});
+
+interface Fetched {
+  offset: bigint;
+  value: string;
+}
+
+async function setup(partitions = 3) {
+  const topic = randomName("svc-test-fetcher");
+  topics.push(topic);
+  await createTopic(addresses.brokers, topic, partitions);
+  const groupId = randomName("qc-test-fetcher-group");
+  // The group's client, not joined: the fetcher asks it for metadata, commits and the earliest offsets only.
+  const consumer = new Consumer<Buffer, Buffer, Buffer, Buffer>({
+    clientId: "qc-test-fetcher",
+    bootstrapBrokers: brokers,
+    groupId,
+  });
+  consumers.push(consumer);
+  const fetched = new Map<number, Fetched[]>();
+  const failures: unknown[] = [];
+  const fetcher = new PartitionFetcher(consumer, {
+    clientId: "qc-test-fetcher",
+    topic,
+    maxWaitMs: 100,
+    maxBytes: 1024 * 1024,
+    requestTimeoutMs: 5_000,
+    retries: 2,
+    retryDelayMs: 50,
+    onRecord: (partition, offset, _timestampMs, value) => {
+      const list = fetched.get(partition) ?? [];
+      list.push({ offset, value: value.toString() });
+      fetched.set(partition, list);
+    },
+    onFailure: (error) => failures.push(error),
+  });
+  fetchers.push(fetcher);
+  const send = (partition: number, values: string[], compression: "none" | "gzip" = "none") =>
+    producer.send({
+      messages: values.map((value) => ({ topic, partition, value: Buffer.from(value) })),
+      compression,
+    });
+  const commit = (partition: number, offset: bigint) =>
+    admin.alterConsumerGroupOffsets({ groupId, topics: [{ name: topic, partitionOffsets: [{ partition, offset }] }] });
+  const fetchedOf = (partition: number) => fetched.get(partition) ?? [];
+  const until = (what: string, ok: () => boolean) =>
+    waitFor(what, async () => (ok() ? true : undefined), { timeoutMs: 20_000, intervalMs: 20 });
+  return { topic, fetcher, failures, send, commit, fetchedOf, until };
+}
+
+const values = (prefix: string, count: number) => Array.from({ length: count }, (_, i) => `${prefix}-${i}`);
+
+describe("PartitionFetcher", () => {
+  test("each assigned partition from its commit, or from the start without one; gzip batches as plain ones", async () => {
+    const { fetcher, failures, send, commit, fetchedOf, until } = await setup();
+    await send(0, values("p0", 5));
+    await send(1, values("p1", 5), "gzip");
+    await commit(0, 2n);
+    fetcher.assign(new Set([0, 1, 2]));
+    await until(
+      "p0 from its commit and p1 from the start",
+      () => fetchedOf(0).length === 3 && fetchedOf(1).length === 5,
+    );
+    expect(fetchedOf(0)).toEqual([
+      { offset: 2n, value: "p0-2" },
+      { offset: 3n, value: "p0-3" },
+      { offset: 4n, value: "p0-4" },
+    ]);
+    expect(fetchedOf(1).map((r) => [r.offset, r.value])).toEqual(values("p1", 5).map((v, i) => [BigInt(i), v]));
+    await send(2, ["p2-0"]);
+    await until("a record sent after the start", () => fetchedOf(2).length === 1);
+    expect(fetchedOf(2)).toEqual([{ offset: 0n, value: "p2-0" }]);
+    expect(failures).toEqual([]);
+  });
+
+  test("a partition taken away is not fetched; given back, it is read again from its commit, not from where it was", async () => {
+    const { fetcher, send, commit, fetchedOf, until } = await setup();
+    await send(0, values("p0", 5));
+    await send(1, values("p1", 2));
+    await commit(0, 2n);
+    fetcher.assign(new Set([0, 1]));
+    await until("both read", () => fetchedOf(0).length === 3 && fetchedOf(1).length === 2);
+    fetcher.assign(new Set([1]));
+    // One answer holds both partitions when both are fetched: p1's new record arriving alone shows p0 was not asked for.
+    await send(0, ["p0-late"]);
+    await send(1, ["p1-late"]);
+    await until("p1's new record", () => fetchedOf(1).length === 3);
+    expect(fetchedOf(0)).toHaveLength(3);
+    fetcher.assign(new Set([0, 1]));
+    await until("p0 again", () => fetchedOf(0).length === 7);
+    // From the commit (2), not from 5 where this fetcher had stopped: another member may have held it meanwhile.
+    expect(fetchedOf(0).map((r) => r.offset)).toEqual([2n, 3n, 4n, 2n, 3n, 4n, 5n]);
+    expect(fetchedOf(0).at(-1)?.value).toBe("p0-late");
+  });
+
+  test("assigned again while its position is being looked up: the new lookup serves it", async () => {
+    const { fetcher, send, commit, fetchedOf, until } = await setup(2);
+    await send(0, values("p0", 3));
+    await send(1, values("p1", 1));
+    await commit(0, 1n);
+    fetcher.assign(new Set([0]));
+    fetcher.assign(new Set([0, 1])); // before the first lookup could answer: it is abandoned
+    await until("both read", () => fetchedOf(0).length === 2 && fetchedOf(1).length === 1);
+    expect(fetchedOf(0).map((r) => r.offset)).toEqual([1n, 2n]);
+  });
+
+  test("records deleted before they were read: fetching goes on from the oldest record kept", async () => {
+    const { topic, fetcher, failures, send, commit, fetchedOf, until } = await setup();
+    await send(2, values("p2", 6));
+    await commit(2, 0n);
+    await admin.deleteRecords({ topics: [{ name: topic, partitions: [{ partition: 2, offset: 4n }] }] });
+    fetcher.assign(new Set([2]));
+    await until("the records kept", () => fetchedOf(2).length === 2);
+    expect(fetchedOf(2)).toEqual([
+      { offset: 4n, value: "p2-4" },
+      { offset: 5n, value: "p2-5" },
+    ]);
+    expect(failures).toEqual([]);
+  });
+
+  test("paused and resumed, it reads what came meanwhile", async () => {
+    const { fetcher, send, fetchedOf, until } = await setup(1);
+    await send(0, ["a"]);
+    fetcher.assign(new Set([0]));
+    await until("the first record", () => fetchedOf(0).length === 1);
+    fetcher.pause();
+    await send(0, ["b"]);
+    fetcher.resume();
+    await until("the record sent while paused", () => fetchedOf(0).length === 2);
+    expect(fetchedOf(0).map((r) => r.value)).toEqual(["a", "b"]);
+  });
+
+  test("fetching that keeps failing (its topic deleted) stops after its retries and reports it", async () => {
+    const { topic, fetcher, failures, send, fetchedOf, until } = await setup(1);
+    await send(0, ["a"]);
+    fetcher.assign(new Set([0]));
+    await until("the first record", () => fetchedOf(0).length === 1);
+    await deleteTopic(addresses.brokers, topic);
+    await until("the failure reported", () => failures.length > 0);
+    expect(failures).toHaveLength(1);
+  });
+});
