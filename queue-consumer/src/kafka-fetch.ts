@@ -1,4 +1,5 @@
 import { compressionsAlgorithmsByBitmask, type Reader, Writer } from "@platformatic/kafka/protocol";
+import { QueueConsumerError } from "./errors.ts";
 
 /**
  * The Kafka Fetch API (version 12: Kafka 2.7 and later, topics by name) on the wire, records read in place: the
@@ -114,9 +115,9 @@ const COMPRESSION = 0x07;
 const LOG_APPEND_TIME = 0x08;
 const CONTROL = 0x20;
 
-/** A record batch the writer cannot read (not the magic 2 format, or cut inside a record). */
-export class RecordBatchError extends Error {
-  override readonly name = "RecordBatchError";
+/** `QUEUE_CONSUMER_RECORD_BATCH_INVALID`: a record batch the writer cannot read. */
+function invalid(message: string): QueueConsumerError {
+  return new QueueConsumerError("QUEUE_CONSUMER_RECORD_BATCH_INVALID", message);
 }
 
 /**
@@ -130,7 +131,7 @@ export function readRecordBatches(bytes: Buffer, from: bigint, sink: RecordSink)
   while (bytes.length - at >= BATCH_HEADER) {
     const size = 12 + bytes.readInt32BE(at + BATCH_LENGTH);
     if (bytes.length - at < size) break; // cut short by the answer's size limit: fetched again next time
-    if (bytes[at + MAGIC] !== 2) throw new RecordBatchError(`record batch at ${at}: magic ${bytes[at + MAGIC]}, not 2`);
+    if (bytes[at + MAGIC] !== 2) throw invalid(`record batch at ${at}: magic ${bytes[at + MAGIC]}, not 2`);
     const baseOffset = bytes.readBigInt64BE(at);
     const attributes = bytes.readInt16BE(at + ATTRIBUTES);
     const count = bytes.readInt32BE(at + RECORD_COUNT);
@@ -141,7 +142,7 @@ export function readRecordBatches(bytes: Buffer, from: bigint, sink: RecordSink)
       let records = bytes.subarray(at + BATCH_HEADER, at + size);
       if (codec !== 0) {
         const algorithm = compressionsAlgorithmsByBitmask[codec];
-        if (algorithm === undefined) throw new RecordBatchError(`record batch at ${at}: unknown compression ${codec}`);
+        if (algorithm === undefined) throw invalid(`record batch at ${at}: unknown compression ${codec}`);
         records = algorithm.decompressSync(records);
       }
       readRecords(records, count, baseOffset, baseTimestamp, logAppendTime, from, sink);
@@ -165,7 +166,7 @@ function readRecords(
   for (let k = 0; k < count; k++) {
     const length = varint(b, cursor);
     const end = cursor.at + length;
-    if (length < 0 || end > b.length) throw new RecordBatchError(`record ${k} of batch ${baseOffset} is cut short`);
+    if (length < 0 || end > b.length) throw invalid(`record ${k} of batch ${baseOffset} is cut short`);
     cursor.at += 1; // attributes
     const timestampDelta = varint(b, cursor);
     const offset = baseOffset + BigInt(varint(b, cursor));
@@ -189,7 +190,7 @@ function varint(b: Buffer, cursor: { at: number }): number {
   let scale = 1;
   let byte: number;
   do {
-    if (cursor.at >= b.length) throw new RecordBatchError("varint runs past the record batch");
+    if (cursor.at >= b.length) throw invalid("varint runs past the record batch");
     byte = b[cursor.at++] as number;
     value += (byte & 0x7f) * scale;
     scale *= 128;

@@ -1,6 +1,7 @@
 import type { ClusterMetadata } from "@platformatic/kafka";
 import type { Consumer } from "@platformatic/kafka/clients/consumer";
 import { type Broker, type Connection, ConnectionPool } from "@platformatic/kafka/network";
+import { QueueConsumerError } from "./errors.ts";
 import {
   FETCH_API_KEY,
   FETCH_VERSION,
@@ -127,7 +128,7 @@ export class PartitionFetcher {
         if (generation !== this.#generation) return;
         for (const partition of partitions) {
           const offset = (committed?.[partition] ?? -1n) >= 0n ? committed?.[partition] : earliest?.[partition];
-          if (offset === undefined || offset < 0n) throw new Error(`no offset for ${topic}/${partition}`);
+          if (offset === undefined || offset < 0n) throw fetchFailed(topic, `no offset for ${topic}/${partition}`);
           this.#positions.set(partition, offset);
         }
         this.#failures = 0;
@@ -151,7 +152,10 @@ export class PartitionFetcher {
     }
     this.#closed = true;
     this.#signal();
-    this.#options.onFailure(error);
+    const { topic, retries } = this.#options;
+    this.#options.onFailure(
+      fetchFailed(topic, `fetching ${topic} failed ${retries + 1} times in a row: ${(error as Error).message}`, error),
+    );
     return true;
   }
 
@@ -196,7 +200,7 @@ export class PartitionFetcher {
     let retry: unknown;
     const outOfRange: number[] = [];
     for (const { positions, answer } of answers) {
-      if (answer.errorCode !== 0) retry ??= new Error(`fetch failed: Kafka error ${answer.errorCode}`);
+      if (answer.errorCode !== 0) retry ??= fetchFailed(topic, `fetch ${topic}: Kafka error ${answer.errorCode}`);
       for (const part of answer.partitions) {
         const from = positions.get(part.partition);
         // Assigned elsewhere meanwhile, or moved on: the answer is not for the position held now.
@@ -206,7 +210,7 @@ export class PartitionFetcher {
           // Deleted by retention before it was read: go on from the oldest record kept (the gap is reported).
           outOfRange.push(part.partition);
         } else if (part.errorCode !== 0) {
-          retry ??= new Error(`fetch ${topic}/${part.partition}: Kafka error ${part.errorCode}`);
+          retry ??= fetchFailed(topic, `fetch ${topic}/${part.partition}: Kafka error ${part.errorCode}`);
         } else if (part.records !== undefined) {
           const sink: RecordSink = (offset, timestampMs, value) =>
             this.#options.onRecord(part.partition, offset, timestampMs, value);
@@ -240,6 +244,10 @@ export class PartitionFetcher {
 
 function brokerOf(metadata: ClusterMetadata, leader: number, topic: string): Broker {
   const broker = metadata.brokers.get(leader);
-  if (broker === undefined) throw new Error(`${topic}: no leader known for a partition (node ${leader})`);
+  if (broker === undefined) throw fetchFailed(topic, `${topic}: no leader known for a partition (node ${leader})`);
   return broker;
+}
+
+function fetchFailed(topic: string, message: string, cause?: unknown): QueueConsumerError {
+  return new QueueConsumerError("QUEUE_CONSUMER_FETCH_FAILED", message, { subject: topic, canRetry: true, cause });
 }

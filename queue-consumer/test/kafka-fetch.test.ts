@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { createRecordsBatch, type MessageRecord } from "@platformatic/kafka/protocol";
-import { RecordBatchError, readRecordBatches } from "../src/kafka-fetch.ts";
+import { QueueConsumerError } from "../src/errors.ts";
+import { readRecordBatches } from "../src/kafka-fetch.ts";
 
 // Record batches as a producer writes them (the Kafka client's own encoder), with the offsets a broker gives.
 const T0 = 1_795_000_000_000n;
@@ -31,6 +32,15 @@ function read(bytes: Buffer, from: bigint) {
 }
 
 const ATTRIBUTES = 21;
+
+function codeOf(f: () => unknown): string | undefined {
+  try {
+    f();
+  } catch (error) {
+    return error instanceof QueueConsumerError ? error.code : `not a QueueConsumerError: ${error}`;
+  }
+  return undefined;
+}
 
 describe("readRecordBatches", () => {
   test("each record's offset, timestamp and value, keys and headers skipped; the position after the batch", () => {
@@ -101,19 +111,21 @@ describe("readRecordBatches", () => {
   test("a batch in an older format (magic 1) is refused", () => {
     const bytes = batch(0n, ["a"]);
     bytes[16] = 1;
-    expect(() => read(bytes, 0n)).toThrow(RecordBatchError);
+    expect(codeOf(() => read(bytes, 0n))).toBe("QUEUE_CONSUMER_RECORD_BATCH_INVALID");
     expect(() => read(bytes, 0n)).toThrow("magic 1, not 2");
   });
 
   test("a record whose length runs past its batch is refused, not read beyond it", () => {
     const bytes = batch(0n, ["a"]);
     bytes[61] = 0x7e; // the first record's length: 63 bytes, more than the batch holds
+    expect(codeOf(() => read(bytes, 0n))).toBe("QUEUE_CONSUMER_RECORD_BATCH_INVALID");
     expect(() => read(bytes, 0n)).toThrow("is cut short");
   });
 
   test("a varint that never ends is refused", () => {
     const bytes = batch(0n, ["a"]);
     bytes.fill(0xff, 62); // every byte after the record's length has its continuation bit set
+    expect(codeOf(() => read(bytes, 0n))).toBe("QUEUE_CONSUMER_RECORD_BATCH_INVALID");
     expect(() => read(bytes, 0n)).toThrow("varint runs past the record batch");
   });
 });

@@ -2,6 +2,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { Admin, Producer } from "@platformatic/kafka";
 import { Consumer } from "@platformatic/kafka/clients/consumer";
 import { randomName, waitFor } from "@svc/testkit";
+import type { QueueConsumerError } from "../src/errors.ts";
 import { PartitionFetcher } from "../src/partition-fetcher.ts";
 import { createTopic, deleteTopic, stackAddresses } from "./helpers.ts";
 
@@ -165,5 +166,7 @@ describe("PartitionFetcher", () => {
     await deleteTopic(addresses.brokers, topic);
     await until("the failure reported", () => failures.length > 0);
     expect(failures).toHaveLength(1);
+    expect((failures[0] as QueueConsumerError).code).toBe("QUEUE_CONSUMER_FETCH_FAILED");
+    expect((failures[0] as QueueConsumerError).canRetry).toBe(true);
   });
 });
