@@ -114,7 +114,8 @@ export class PartitionFetcher {
           from === "commit"
             ? (await this.#consumer.listCommittedOffsets({ topics: [{ topic, partitions }] })).get(topic)
             : undefined;
-        const missing = partitions.filter((p) => (committed?.[p] ?? -1n) < 0n);
+        const committedOf = (partition: number) => committed?.[partition] ?? -1n;
+        const missing = partitions.filter((partition) => committedOf(partition) < 0n);
         const earliest =
           missing.length > 0
             ? (
@@ -127,7 +128,7 @@ export class PartitionFetcher {
             : undefined;
         if (generation !== this.#generation) return;
         for (const partition of partitions) {
-          const offset = (committed?.[partition] ?? -1n) >= 0n ? committed?.[partition] : earliest?.[partition];
+          const offset = committedOf(partition) >= 0n ? committedOf(partition) : earliest?.[partition];
           if (offset === undefined || offset < 0n) throw fetchFailed(topic, `no offset for ${topic}/${partition}`);
           this.#positions.set(partition, offset);
         }

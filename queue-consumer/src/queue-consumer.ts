@@ -79,6 +79,7 @@ export interface QueueConsumer {
  * write, and `stop()`, forever).
  */
 const KAFKA_REQUEST_RETRIES = 5;
+const KAFKA_RETRY_DELAY_MS = 500;
 /** A fetch waits this long for records at most (the broker answers as soon as it has any). */
 const FETCH_MAX_WAIT_MS = 500;
 const FETCH_MAX_BYTES = 4 * 1024 * 1024;
@@ -341,7 +342,7 @@ export async function startConsumer(
       rebalanceTimeout: config.sessionTimeoutMs,
       heartbeatInterval: Math.max(500, Math.floor(config.sessionTimeoutMs / 10)),
       retries: KAFKA_REQUEST_RETRIES,
-      retryDelay: 500,
+      retryDelay: KAFKA_RETRY_DELAY_MS,
     });
     const current: Session = { consumer, fetcher: undefined as never, assigned: new Set() };
     current.fetcher = new PartitionFetcher(consumer, {
@@ -352,7 +353,7 @@ export async function startConsumer(
       maxBytes: FETCH_MAX_BYTES,
       requestTimeoutMs: FETCH_TIMEOUT_MS,
       retries: KAFKA_REQUEST_RETRIES,
-      retryDelayMs: 500,
+      retryDelayMs: KAFKA_RETRY_DELAY_MS,
       onRecord: (partition, offset, timestampMs, value) => onRecord(current, partition, offset, timestampMs, value),
       // Fetching failed again and again: the session is not working; a new one rereads from the commits.
       onFailure: (error) => {
@@ -360,12 +361,15 @@ export async function startConsumer(
       },
       onRetry: (error) => logger.debug({ err: error }, "fetch failed; fetching again"),
     });
-    consumer.on("consumer:group:join", () => {
-      if (session !== current) return;
+    /** The group's assignment now: fetched from, written for, watched for gaps. */
+    const takeAssignment = () => {
       current.assigned = assignmentOf(consumer);
       current.fetcher.assign(current.assigned);
       applyAssignment(current.assigned);
       gaps.assigned(current.assigned);
+    };
+    consumer.on("consumer:group:join", () => {
+      if (session === current) takeAssignment();
     });
     // A rebalance is coming: write what we hold now, so partitions handed over carry little uncommitted data.
     consumer.on("consumer:group:rebalance", () => {
@@ -388,10 +392,7 @@ export async function startConsumer(
       throw error;
     }
     session = current;
-    current.assigned = assignmentOf(consumer);
-    current.fetcher.assign(current.assigned);
-    applyAssignment(current.assigned);
-    gaps.assigned(current.assigned);
+    takeAssignment();
     return current;
   };
 

@@ -68,7 +68,7 @@ describeWithServers("queue-consumer with a private Kafka broker (restarted)", ()
   test("the broker frozen past the session timeout: heartbeats stall, the session is replaced, nothing is lost", async () => {
     // SIGSTOP: the broker's connections stay open and its answers stop, so no request fails at once. The client
     // reports the heartbeats stalled once a session timeout (6 s) passed without one; only that listener replaces
-    // the session this soon (a fetch fails only after its 5 s timeout and 5 retries, ~28 s).
+    // the session this soon (the writer's fetch fails only after its 5 s timeout and 5 retries 500 ms apart, ~32 s).
     const { names, consumer } = await consumerFor("kafka-frozen", { SVC_AUDIT_KAFKA_SESSION_TIMEOUT_MS: "6000" });
     const lines = makeLines(600);
     await harness.producer.send(names.topic, lines.slice(0, 300));
