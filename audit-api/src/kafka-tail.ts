@@ -1,6 +1,6 @@
-import { randomUUID } from "node:crypto";
-import { Consumer, type MessagesStream } from "@platformatic/kafka/clients/consumer";
+import { Consumer } from "@platformatic/kafka/clients/consumer";
 import { backoffMs } from "@svc/common";
+import { PartitionFetcher } from "@svc/kafka-read";
 import type { SQL } from "bun";
 import type { Logger } from "pino";
 import { TailStore } from "./tail-store.ts";
@@ -14,24 +14,30 @@ export interface TailSettings {
   refreshMs: number;
 }
 
-/** Kafka's ListOffsets timestamp for "the first offset still in the log". */
-const EARLIEST = -2n;
+/** Bytes a fetch answer holds at most: the store's cap counts records, so one answer may go past it by this much. */
+const FETCH_MAX_BYTES = 4 * 1024 * 1024;
+/** Fetches failing in a row before the tail starts over (new client, positions from the marks again). */
+const FETCH_RETRIES = 3;
+const FETCH_RETRY_DELAY_MS = 250;
+const REQUEST_TIMEOUT_MS = 10_000;
 
 /**
  * The freshness tail (docs/audit-storage.md, "Freshness"): every partition of the audit topic read from its
- * `marks.indexed_through + 1` (or past what it read already) into a `TailStore`, through a consumer group of this
- * replica alone (random id, no commits), with `marks` re-read every `refreshMs` to drop what the index now holds.
- * It never fails the API: while Kafka or the marks cannot be read it retries with backoff and the answers come
- * from the index alone (fresh records appear later, none is lost or doubled). `stop()` ends it.
+ * `marks.indexed_through + 1` (or past what it read already) into a `TailStore`, by a `PartitionFetcher` at those
+ * positions — no consumer group (nothing to join or wait for, nothing left on the broker, no commits) — with
+ * `marks` re-read every `refreshMs` to drop what the index now holds. It never fails the API: while Kafka or the
+ * marks cannot be read it retries with backoff and the answers come from the index alone (fresh records appear
+ * later, none is lost or doubled). `stop()` ends it.
  */
 export class KafkaTail {
   readonly store = new TailStore();
   private stopped = false;
   private readonly timer: ReturnType<typeof setInterval>;
   private consumer: Consumer<Buffer, Buffer, Buffer, Buffer> | undefined;
-  private stream: MessagesStream<Buffer, Buffer, Buffer, Buffer> | undefined;
+  private fetcher: PartitionFetcher | undefined;
   private readonly running: Promise<void>;
-  private wakeUp: (() => void) | undefined;
+  /** Ends the current read (the fetcher failed, or `stop()`). */
+  private endRead: ((error?: unknown) => void) | undefined;
   private interruptBackoff: (() => void) | undefined;
   /** The next offset to read per partition (past what was read), so a restart does not read twice. */
   private readonly next = new Map<number, bigint>();
@@ -59,22 +65,22 @@ export class KafkaTail {
       [this.settings.topic],
     )) as { partition: number; mark: string }[];
     this.store.advanceMarks(new Map(rows.map((row) => [row.partition, BigInt(row.mark)])));
-    this.wakeUp?.();
+    if (this.store.size < this.settings.maxRecords) this.fetcher?.resume();
   }
 
   private async run(): Promise<void> {
-    /** Failures in a row (a stream that began resets the count). */
+    /** Failures in a row (a read that began resets the count). */
     let failures = 0;
     while (!this.stopped) {
       try {
-        const stream = await this.begin();
+        const { ended } = await this.begin();
         failures = 0;
-        await this.read(stream);
+        await ended;
       } catch (error) {
         failures++;
         if (!this.stopped) this.logger.warn({ err: error }, `freshness tail: not reading (${failures} in a row)`);
       }
-      await this.closeConsumer();
+      await this.closeReader();
       if (this.stopped) return;
       const delay = backoffMs(failures, 5_000);
       await new Promise<void>((resolve) => {
@@ -87,69 +93,77 @@ export class KafkaTail {
     }
   }
 
-  private async begin(): Promise<MessagesStream<Buffer, Buffer, Buffer, Buffer>> {
+  /**
+   * Starts reading every partition from past its mark (or past what was read), and returns once it began with a
+   * promise that settles when the read ends: rejected with the fetcher's failure, resolved by `stop()`. Rejects
+   * before reading when the marks or the metadata cannot be read (the topic unknown: "Unknown topic").
+   */
+  private async begin(): Promise<{ ended: Promise<void> }> {
     const { topic, brokers } = this.settings;
     await this.readMarks();
+    // Asked for metadata and offsets only: the fetcher never joins the group this client is made to name.
     const consumer = new Consumer<Buffer, Buffer, Buffer, Buffer>({
       clientId: "svc-audit-api-tail",
       bootstrapBrokers: brokers,
-      groupId: `svc-audit-api-tail-${randomUUID()}`,
-      autocommit: false,
-      maxWaitTime: 100,
-      sessionTimeout: 10_000,
-      rebalanceTimeout: 10_000,
-      heartbeatInterval: 1_000,
+      groupId: "svc-audit-api-tail",
       retries: 1,
+      timeout: REQUEST_TIMEOUT_MS,
     });
     this.consumer = consumer;
     const metadata = await consumer.metadata({ topics: [topic] });
     const partitions = metadata.topics.get(topic)?.partitionsCount ?? 0;
-    const earliest = (await consumer.listOffsets({ topics: [topic], timestamp: EARLIEST })).get(topic) ?? [];
-    const offsets = Array.from({ length: partitions }, (_, partition) => {
+    const positions = new Map<number, bigint | undefined>();
+    for (let partition = 0; partition < partitions; partition++) {
       const mark = this.store.markOf(partition);
-      const fromMark = mark === undefined ? (earliest[partition] ?? 0n) : mark + 1n;
-      const read = this.next.get(partition) ?? 0n;
-      return { topic, partition, offset: read > fromMark ? read : fromMark };
-    });
-    this.stream = await consumer.consume({
-      topics: [topic],
-      mode: "manual",
-      fallbackMode: "earliest",
-      offsets,
-      autocommit: false,
-      maxWaitTime: 100,
-    });
-    this.logger.info({ topic, partitions }, "freshness tail reading");
-    return this.stream;
-  }
-
-  private async read(stream: MessagesStream<Buffer, Buffer, Buffer, Buffer>): Promise<void> {
-    for await (const message of stream) {
-      while (this.store.size >= this.settings.maxRecords && !this.stopped) {
-        await new Promise<void>((resolve) => {
-          this.wakeUp = resolve;
-        });
-      }
-      if (this.stopped) return;
-      this.next.set(message.partition, message.offset + 1n);
-      if (message.value) this.store.add(message.partition, message.offset, message.value);
+      const fromMark = mark === undefined ? undefined : mark + 1n;
+      const read = this.next.get(partition);
+      // Past what was read already (a restart reads nothing twice), else from the mark, else the earliest kept.
+      positions.set(partition, read !== undefined && (fromMark === undefined || read > fromMark) ? read : fromMark);
     }
+    const ended = new Promise<void>((resolve, reject) => {
+      this.endRead = (error) => (error === undefined ? resolve() : reject(error));
+    });
+    if (this.stopped) return { ended: Promise.resolve() }; // stopped while the metadata was read
+    const fetcher = new PartitionFetcher(consumer, {
+      clientId: "svc-audit-api-tail",
+      topic,
+      maxWaitMs: 100,
+      maxBytes: FETCH_MAX_BYTES,
+      requestTimeoutMs: REQUEST_TIMEOUT_MS,
+      retries: FETCH_RETRIES,
+      retryDelayMs: FETCH_RETRY_DELAY_MS,
+      onRecord: (partition, offset, _timestampMs, value) => this.take(partition, offset, value),
+      onFailure: (error) => this.endRead?.(error),
+      onRetry: (error) => this.logger.warn({ err: error }, "freshness tail: fetch failed, trying again"),
+    });
+    this.fetcher = fetcher;
+    fetcher.assignAt(positions);
+    this.logger.info({ topic, partitions }, "freshness tail reading");
+    return { ended };
   }
 
-  private async closeConsumer(): Promise<void> {
-    const [stream, consumer] = [this.stream, this.consumer];
-    this.stream = undefined;
+  /** One record read: kept (a copy: `value` is a view of the fetch answer) unless indexed; full → fetching pauses. */
+  private take(partition: number, offset: bigint, value: Buffer): void {
+    if (this.stopped) return;
+    this.next.set(partition, offset + 1n);
+    this.store.add(partition, offset, Buffer.from(value));
+    if (this.store.size >= this.settings.maxRecords) this.fetcher?.pause();
+  }
+
+  private async closeReader(): Promise<void> {
+    const [fetcher, consumer] = [this.fetcher, this.consumer];
+    this.fetcher = undefined;
     this.consumer = undefined;
-    await stream?.close().catch(() => {});
+    this.endRead = undefined;
+    await fetcher?.close().catch(() => {});
     await consumer?.close(true).catch(() => {});
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
-    this.wakeUp?.();
+    this.endRead?.();
     this.interruptBackoff?.();
-    await this.closeConsumer();
     await this.running;
   }
 }

@@ -16,13 +16,6 @@ export const QUEUE_CONSUMER_ERROR_CODES = [
   "QUEUE_CONSUMER_COMMIT_FAILED",
   /** Joining the consumer group failed at start; the process stops, nothing is committed. */
   "QUEUE_CONSUMER_STREAM_FAILED",
-  /**
-   * Fetching records failed (a partition's Kafka error, no leader known, no offset to start from), retriable; once it
-   * failed `KAFKA_REQUEST_RETRIES` + 1 times in a row, the Kafka session is replaced. `subject` is the topic.
-   */
-  "QUEUE_CONSUMER_FETCH_FAILED",
-  /** A fetched record batch cannot be read (not the magic 2 format, cut inside a record, unknown compression). */
-  "QUEUE_CONSUMER_RECORD_BATCH_INVALID",
   /** A retry loop was stopped (shutdown or rebalance) before the operation succeeded; nothing was committed. */
   "QUEUE_CONSUMER_ABORTED",
   /** A graceful shutdown ran out of time before every batch was written (its records are read again). */

@@ -1,6 +1,7 @@
 import { EventEmitter } from "node:events";
 import { Consumer } from "@platformatic/kafka/clients/consumer";
 import { type MetricsServer, serveMetrics } from "@svc/common";
+import { PartitionFetcher } from "@svc/kafka-read";
 import { SQL } from "bun";
 import pino, { type Logger } from "pino";
 import { BatchAgeTimer } from "./batch-age-timer.ts";
@@ -10,7 +11,6 @@ import { QueueConsumerError } from "./errors.ts";
 import { ensureIndexSchema } from "./index-schema.ts";
 import { type OffsetGap, OffsetGapWatch } from "./offset-gaps.ts";
 import { type ClosedBatch, readIndexFields } from "./partition-batch.ts";
-import { PartitionFetcher } from "./partition-fetcher.ts";
 import { PartitionWriter } from "./partition-writer.ts";
 import { putBatchObject, type WrittenObject } from "./put-batch-object.ts";
 import { retryWithBackoff } from "./retry-with-backoff.ts";

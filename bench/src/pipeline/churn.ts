@@ -16,7 +16,7 @@ import { consumerEnv } from "./services.ts";
 // must be indexed within --round-timeout-ms. A round that is not is stuck: the run stops there and exits 1, as
 // does a stop() of the first replica that does not return. It reproduced CI's hang of 2026-11-26 in its first
 // round before queue-consumer a5ea19f, then lost records (a partition fetched again from a stale position; fixed
-// then by dropping such positions, now by partition-fetcher.ts reading a newly assigned partition from its
+// then by dropping such positions, now by @svc/kafka-read's PartitionFetcher reading a newly assigned partition from its
 // commit); the separate-process freezes of faults.ts found neither.
 const { values } = parseArgs({
   args: Bun.argv.slice(2),

@@ -1,5 +1,5 @@
 import { compressionsAlgorithmsByBitmask, type Reader, Writer } from "@platformatic/kafka/protocol";
-import { QueueConsumerError } from "./errors.ts";
+import { KafkaReadError } from "./errors.ts";
 
 /**
  * The Kafka Fetch API (version 12: Kafka 2.7 and later, topics by name) on the wire, records read in place: the
@@ -115,9 +115,9 @@ const COMPRESSION = 0x07;
 const LOG_APPEND_TIME = 0x08;
 const CONTROL = 0x20;
 
-/** `QUEUE_CONSUMER_RECORD_BATCH_INVALID`: a record batch the writer cannot read. */
-function invalid(message: string): QueueConsumerError {
-  return new QueueConsumerError("QUEUE_CONSUMER_RECORD_BATCH_INVALID", message);
+/** `KAFKA_READ_RECORD_BATCH_INVALID`: a record batch the writer cannot read. */
+function invalid(message: string): KafkaReadError {
+  return new KafkaReadError("KAFKA_READ_RECORD_BATCH_INVALID", message);
 }
 
 /**

@@ -1,18 +1,17 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { Admin, Producer } from "@platformatic/kafka";
 import { Consumer } from "@platformatic/kafka/clients/consumer";
-import { randomName, waitFor } from "@svc/testkit";
-import type { QueueConsumerError } from "../src/errors.ts";
+import { randomName, stackEnv, waitFor } from "@svc/testkit";
+import type { KafkaReadError } from "../src/errors.ts";
 import { PartitionFetcher } from "../src/partition-fetcher.ts";
-import { createTopic, deleteTopic, stackAddresses } from "./helpers.ts";
 
-// The writer's own fetching against the stack's broker: positions from the group's commits, records read in
-// place (plain and gzip batches), partitions taken away and given back, records deleted before they were read.
-const addresses = stackAddresses();
-const brokers = addresses.brokers.split(",");
-const admin = new Admin({ clientId: "qc-test-fetcher", bootstrapBrokers: brokers });
+// Fetching against the stack's broker: positions from the group's commits (the queue consumer) or given by the
+// caller (the audit API's tail), records read in place (plain and gzip batches), partitions taken away and given
+// back, records deleted before they were read.
+const brokers = stackEnv().kafkaBrokers;
+const admin = new Admin({ clientId: "kafka-read-test", bootstrapBrokers: brokers });
 const producer = new Producer<Buffer, Buffer, Buffer, Buffer>({
-  clientId: "qc-test-fetcher",
+  clientId: "kafka-read-test",
   bootstrapBrokers: brokers,
   acks: -1,
 });
@@ -24,8 +23,9 @@ afterAll(async () => {
   await Promise.allSettled(fetchers.map((f) => f.close()));
   await Promise.allSettled(consumers.map((c) => c.close(true)));
   await producer.close();
+  // One at a time: a test deletes its own topic, and a request naming it would fail for the others too.
+  await Promise.allSettled(topics.map((topic) => admin.deleteTopics({ topics: [topic] })));
   await admin.close();
-  await Promise.allSettled(topics.map((t) => deleteTopic(addresses.brokers, t)));
 });
 
 interface Fetched {
@@ -36,11 +36,11 @@ interface Fetched {
 async function setup(partitions = 3) {
   const topic = randomName("svc-test-fetcher");
   topics.push(topic);
-  await createTopic(addresses.brokers, topic, partitions);
-  const groupId = randomName("qc-test-fetcher-group");
+  await admin.createTopics({ topics: [topic], partitions, replicas: 1 });
+  const groupId = randomName("kafka-read-test-group");
   // The group's client, not joined: the fetcher asks it for metadata, commits and the earliest offsets only.
   const consumer = new Consumer<Buffer, Buffer, Buffer, Buffer>({
-    clientId: "qc-test-fetcher",
+    clientId: "kafka-read-test",
     bootstrapBrokers: brokers,
     groupId,
   });
@@ -48,7 +48,7 @@ async function setup(partitions = 3) {
   const fetched = new Map<number, Fetched[]>();
   const failures: unknown[] = [];
   const fetcher = new PartitionFetcher(consumer, {
-    clientId: "qc-test-fetcher",
+    clientId: "kafka-read-test",
     topic,
     maxWaitMs: 100,
     maxBytes: 1024 * 1024,
@@ -73,7 +73,7 @@ async function setup(partitions = 3) {
   const fetchedOf = (partition: number) => fetched.get(partition) ?? [];
   const until = (what: string, ok: () => boolean) =>
     waitFor(what, async () => (ok() ? true : undefined), { timeoutMs: 20_000, intervalMs: 20 });
-  return { topic, fetcher, failures, send, commit, fetchedOf, until };
+  return { topic, groupId, fetcher, failures, send, commit, fetchedOf, until };
 }
 
 const values = (prefix: string, count: number) => Array.from({ length: count }, (_, i) => `${prefix}-${i}`);
@@ -146,6 +146,37 @@ describe("PartitionFetcher", () => {
     expect(failures).toEqual([]);
   });
 
+  test("assignAt: each partition from the offset given or the earliest kept, replacing what it held; no group made", async () => {
+    const { topic, groupId, fetcher, failures, send, commit, fetchedOf, until } = await setup();
+    await send(0, values("p0", 5));
+    await send(1, values("p1", 4));
+    await send(2, values("p2", 3));
+    await commit(0, 4n); // a commit is not a position here: the offsets given are
+    await admin.deleteRecords({ topics: [{ name: topic, partitions: [{ partition: 1, offset: 2n }] }] });
+    fetcher.assignAt(
+      new Map<number, bigint | undefined>([
+        [0, 1n],
+        [1, undefined],
+      ]),
+    );
+    await until("p0 from 1 and p1 from its earliest", () => fetchedOf(0).length === 4 && fetchedOf(1).length === 2);
+    expect(fetchedOf(0).map((r) => r.offset)).toEqual([1n, 2n, 3n, 4n]);
+    expect(fetchedOf(1)).toEqual([
+      { offset: 2n, value: "p1-2" },
+      { offset: 3n, value: "p1-3" },
+    ]);
+    fetcher.assignAt(new Map([[2, 2n]]));
+    await send(0, ["p0-late"]);
+    await send(2, ["p2-late"]);
+    await until("p2 from 2", () => fetchedOf(2).length === 2);
+    expect(fetchedOf(2).map((r) => r.value)).toEqual(["p2-2", "p2-late"]);
+    expect(fetchedOf(0)).toHaveLength(4); // no longer read
+    expect(failures).toEqual([]);
+    // The client named a group (the commit above made it exist), but nothing joined it.
+    const group = (await admin.describeGroups({ groups: [groupId] })).get(groupId);
+    expect(group?.members.size ?? 0).toBe(0);
+  });
+
   test("paused and resumed, it reads what came meanwhile", async () => {
     const { fetcher, send, fetchedOf, until } = await setup(1);
     await send(0, ["a"]);
@@ -163,10 +194,10 @@ describe("PartitionFetcher", () => {
     await send(0, ["a"]);
     fetcher.assign(new Set([0]));
     await until("the first record", () => fetchedOf(0).length === 1);
-    await deleteTopic(addresses.brokers, topic);
+    await admin.deleteTopics({ topics: [topic] });
     await until("the failure reported", () => failures.length > 0);
     expect(failures).toHaveLength(1);
-    expect((failures[0] as QueueConsumerError).code).toBe("QUEUE_CONSUMER_FETCH_FAILED");
-    expect((failures[0] as QueueConsumerError).canRetry).toBe(true);
+    expect((failures[0] as KafkaReadError).code).toBe("KAFKA_READ_FETCH_FAILED");
+    expect((failures[0] as KafkaReadError).canRetry).toBe(true);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { createRecordsBatch, type MessageRecord } from "@platformatic/kafka/protocol";
-import { QueueConsumerError } from "../src/errors.ts";
+import { KafkaReadError } from "../src/errors.ts";
 import { readRecordBatches } from "../src/kafka-fetch.ts";
 
 // Record batches as a producer writes them (the Kafka client's own encoder), with the offsets a broker gives.
@@ -45,8 +45,8 @@ function thrown(f: () => unknown): unknown {
 
 function expectRefused(bytes: Buffer, message: string) {
   const error = thrown(() => read(bytes, 0n));
-  expect(error).toBeInstanceOf(QueueConsumerError);
-  expect((error as QueueConsumerError).code).toBe("QUEUE_CONSUMER_RECORD_BATCH_INVALID");
+  expect(error).toBeInstanceOf(KafkaReadError);
+  expect((error as KafkaReadError).code).toBe("KAFKA_READ_RECORD_BATCH_INVALID");
   expect((error as Error).message).toContain(message);
 }
 

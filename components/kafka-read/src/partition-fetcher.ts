@@ -1,7 +1,7 @@
 import type { ClusterMetadata } from "@platformatic/kafka";
 import type { Consumer } from "@platformatic/kafka/clients/consumer";
 import { type Broker, type Connection, ConnectionPool } from "@platformatic/kafka/network";
-import { QueueConsumerError } from "./errors.ts";
+import { KafkaReadError } from "./errors.ts";
 import {
   FETCH_API_KEY,
   FETCH_VERSION,
@@ -33,24 +33,29 @@ export interface FetcherOptions {
   onRetry?: (error: unknown) => void;
 }
 
-type GroupConsumer = Pick<
+type OffsetsClient = Pick<
   Consumer<Buffer, Buffer, Buffer, Buffer>,
   "metadata" | "listCommittedOffsets" | "listOffsets"
 >;
 
 /**
- * Fetches the records of the partitions the group assigned to this replica (docs/audit-storage.md, "Kafka"), from
- * the committed offset of each (the earliest when none), and hands each to `onRecord`: the consumer group's client
- * keeps the membership, heartbeats and commits; the fetching is ours, so that a record costs an offset, a timestamp
- * and a view of the answer's bytes (`kafka-fetch.ts`). One fetch at a time per leader; a fetch already sent when
- * `pause()` is called still delivers its records.
+ * Fetches the records of a topic's partitions and hands each to `onRecord`, so that a record costs an offset, a
+ * timestamp and a view of the answer's bytes (`kafka-fetch.ts`; docs/audit-storage.md, "Reading"). One fetch at a
+ * time per leader; a fetch already sent when `pause()` is called still delivers its records. Two ways to start:
  *
- * A partition newly assigned is read from its commit, never from a position this replica held before: another
- * member may have owned it meanwhile, and the records between its commit and that position would be skipped.
+ * - `assign(partitions)`, the queue consumer: the partitions a consumer group assigned to this replica, each from
+ *   its committed offset (the earliest when none). The group's client keeps the membership, heartbeats and commits.
+ *   A partition newly assigned is read from its commit, never from a position this replica held before: another
+ *   member may have owned it meanwhile, and the records between its commit and that position would be skipped.
+ * - `assignAt(positions)`, the audit API's freshness tail: positions the caller knows (the index's marks), with no
+ *   group at all — no coordinator to find, no join to wait for, nothing left on the broker.
+ *
+ * The client passed in only answers metadata, committed offsets (`assign` alone) and earliest offsets; it is
+ * never made to join a group here.
  */
 export class PartitionFetcher {
   readonly #options: FetcherOptions;
-  readonly #consumer: GroupConsumer;
+  readonly #consumer: OffsetsClient;
   readonly #pool: ConnectionPool;
   /** Assigned partitions whose next offset is known. */
   readonly #positions = new Map<number, bigint>();
@@ -62,7 +67,7 @@ export class PartitionFetcher {
   #staleMetadata = false;
   #failures = 0;
 
-  constructor(consumer: GroupConsumer, options: FetcherOptions) {
+  constructor(consumer: OffsetsClient, options: FetcherOptions) {
     this.#consumer = consumer;
     this.#options = options;
     this.#pool = new ConnectionPool(options.clientId, { requestTimeout: options.requestTimeoutMs });
@@ -78,6 +83,22 @@ export class PartitionFetcher {
     // New ones, and any whose lookup the previous assignment had begun (it is abandoned: a new generation).
     const unknown = [...partitions].filter((partition) => !this.#positions.has(partition));
     if (unknown.length > 0) void this.#lookUp(unknown, this.#generation, "commit");
+    this.#signal();
+  }
+
+  /**
+   * Reads exactly these partitions, each from the offset given (the earliest kept where it is `undefined`), whatever
+   * was read before: positions held are replaced.
+   */
+  assignAt(positions: ReadonlyMap<number, bigint | undefined>): void {
+    this.#generation += 1;
+    this.#positions.clear();
+    const unknown: number[] = [];
+    for (const [partition, offset] of positions) {
+      if (offset === undefined) unknown.push(partition);
+      else this.#positions.set(partition, offset);
+    }
+    if (unknown.length > 0) void this.#lookUp(unknown, this.#generation, "earliest");
     this.#signal();
   }
 
@@ -249,6 +270,6 @@ function brokerOf(metadata: ClusterMetadata, leader: number, topic: string): Bro
   return broker;
 }
 
-function fetchFailed(topic: string, message: string, cause?: unknown): QueueConsumerError {
-  return new QueueConsumerError("QUEUE_CONSUMER_FETCH_FAILED", message, { subject: topic, canRetry: true, cause });
+function fetchFailed(topic: string, message: string, cause?: unknown): KafkaReadError {
+  return new KafkaReadError("KAFKA_READ_FETCH_FAILED", message, { subject: topic, canRetry: true, cause });
 }
