@@ -7,6 +7,7 @@ import {
   FETCH_VERSION,
   type FetchAnswer,
   fetchRequest,
+  joinedBytes,
   parseFetchResponse,
   type RecordSink,
   readRecordBatches,
@@ -25,7 +26,7 @@ export interface FetcherOptions {
   /** Fetches failing one after another before the fetcher gives up (`onFailure`). */
   retries: number;
   retryDelayMs: number;
-  /** Each record of an assigned partition, in offset order per partition. */
+  /** Each record of an assigned partition, in offset order per partition; `value` is valid during the call only. */
   onRecord: (partition: number, offset: bigint, timestampMs: number, value: Buffer) => void;
   /** Fetching failed `retries` times in a row (the broker is gone, or the group's view is wrong): it stopped. */
   onFailure: (error: unknown) => void;
@@ -66,6 +67,8 @@ export class PartitionFetcher {
   #wake = Promise.withResolvers<void>();
   #staleMetadata = false;
   #failures = 0;
+  /** Where an answer's chunks are joined to be read, reused (`joinedBytes`). */
+  #scratch: Buffer = Buffer.alloc(0);
 
   constructor(consumer: OffsetsClient, options: FetcherOptions) {
     this.#consumer = consumer;
@@ -236,7 +239,9 @@ export class PartitionFetcher {
         } else if (part.records !== undefined) {
           const sink: RecordSink = (offset, timestampMs, value) =>
             this.#options.onRecord(part.partition, offset, timestampMs, value);
-          this.#positions.set(part.partition, readRecordBatches(part.records, from, sink));
+          const joined = joinedBytes(part.records, this.#scratch);
+          this.#scratch = joined.scratch;
+          this.#positions.set(part.partition, readRecordBatches(joined.bytes, from, sink));
         }
       }
     }

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import { createRecordsBatch, type MessageRecord } from "@platformatic/kafka/protocol";
+import { createRecordsBatch, type MessageRecord, Writer } from "@platformatic/kafka/protocol";
 import { KafkaReadError } from "../src/errors.ts";
-import { readRecordBatches } from "../src/kafka-fetch.ts";
+import { joinedBytes, readRecordBatches } from "../src/kafka-fetch.ts";
 
 // Record batches as a producer writes them (the Kafka client's own encoder), with the offsets a broker gives.
 const T0 = 1_795_000_000_000n;
@@ -132,5 +132,37 @@ describe("readRecordBatches", () => {
     const bytes = batch(0n, ["a"]);
     bytes.fill(0xff, 62); // every byte after the record's length has its continuation bit set
     expectRefused(bytes, "varint runs past the record batch");
+  });
+});
+
+describe("joinedBytes", () => {
+  const whole = Buffer.concat([batch(0n, ["a", "bb", "ccc"]), batch(3n, ["dddd", "eeeee"], { keys: true })]);
+  /** `whole` as a connection holds it: split into socket chunks (here inside a header and inside a record). */
+  const received = (cuts: number[]) => {
+    const writer = Writer.create();
+    let at = 0;
+    for (const cut of [...cuts, whole.length]) {
+      writer.append(whole.subarray(at, cut));
+      at = cut;
+    }
+    return writer.dynamicBuffer;
+  };
+
+  test("an answer split across socket chunks is read as the joined bytes; the scratch grows once, then is reused", () => {
+    const chunks = received([7, 70, 90]);
+    expect(chunks.buffers.length).toBeGreaterThan(1);
+    const first = joinedBytes(chunks, Buffer.alloc(16));
+    expect(first.bytes.equals(whole)).toBe(true);
+    expect(first.scratch.length).toBeGreaterThanOrEqual(whole.length);
+    const again = joinedBytes(received([30]), first.scratch);
+    expect(again.scratch).toBe(first.scratch);
+    expect(read(again.bytes, 0n).records.map((r) => r.value)).toEqual(["a", "bb", "ccc", "dddd", "eeeee"]);
+  });
+
+  test("one chunk is read where it is: no copy, the scratch untouched", () => {
+    const scratch = Buffer.alloc(4);
+    const joined = joinedBytes(received([]), scratch);
+    expect(joined.bytes.buffer).toBe(whole.buffer);
+    expect(joined.scratch).toBe(scratch);
   });
 });
