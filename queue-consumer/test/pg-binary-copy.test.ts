@@ -72,6 +72,20 @@ describe("BinaryCopyRows", () => {
     expect(payload).toEqual(Buffer.concat([...expected, TRAILER]));
   });
 
+  test("text that turns non-ASCII after an ASCII start is its UTF-8 (not the bytes copied before)", () => {
+    for (const value of ["abcé", "tenants/a/keys/ключ", "x😀", "ascii only", "\u007f\u0080"]) {
+      const rows = new BinaryCopyRows();
+      rows.text(value);
+      rows.int32(7);
+      const utf8 = Buffer.from(value, "utf8");
+      const length = Buffer.alloc(4);
+      length.writeInt32BE(utf8.length);
+      expect(rows.end().subarray(HEADER.length, -2)).toEqual(
+        Buffer.concat([length, utf8, Buffer.from([0, 0, 0, 4, 0, 0, 0, 7])]),
+      );
+    }
+  });
+
   test("a lone surrogate is written as U+FFFD, so PostgreSQL never receives invalid UTF-8", () => {
     const rows = new BinaryCopyRows();
     rows.text("a\uD800b");
