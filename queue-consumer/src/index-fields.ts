@@ -41,14 +41,28 @@ function text(value: unknown): string {
  * parsed.
  */
 export function indexFields(line: Buffer): IndexFields | undefined {
-  return scannedFields(line) ?? parsedFields(line);
+  return lineFields(line, 0, line.length);
 }
 
-function scannedFields(line: Buffer): IndexFields | undefined {
-  if (!scanRecord(line, scanned, anyName)) return undefined;
+/** A line's index fields and where it is: bytes `byte_start` to `byte_start + byte_length` of its batch's body. */
+export interface LineFields extends IndexFields {
+  byte_start: number;
+  byte_length: number;
+}
+
+/**
+ * `indexFields` of the line at bytes `start` to `end` of `body` (a batch's JSONL), with that range: one object per
+ * line and no view of it (the writer reads every line of a batch this way).
+ */
+export function lineFields(body: Buffer, start: number, end: number): LineFields | undefined {
+  return scannedFields(body, start, end) ?? parsedFields(body, start, end);
+}
+
+function scannedFields(body: Buffer, lineStart: number, lineEnd: number): LineFields | undefined {
+  if (!scanRecord(body, scanned, anyName, lineStart, lineEnd)) return undefined;
   const { start, end } = scanned;
-  const field = (f: number) => line.toString("latin1", start[f], end[f]);
-  const common = (f: number) => repeated.get(line, start[f] as number, end[f] as number, asIs);
+  const field = (f: number) => body.toString("latin1", start[f], end[f]);
+  const common = (f: number) => repeated.get(body, start[f] as number, end[f] as number, asIs);
   const time = field(TIME);
   const timeMs = recordTimeMs(time);
   if (timeMs === undefined) return undefined;
@@ -61,13 +75,15 @@ function scannedFields(line: Buffer): IndexFields | undefined {
     action: common(ACTION),
     result: common(RESULT),
     resource: field(RESOURCE),
+    byte_start: lineStart,
+    byte_length: lineEnd - lineStart,
   };
 }
 
-function parsedFields(line: Buffer): IndexFields | undefined {
+function parsedFields(body: Buffer, lineStart: number, lineEnd: number): LineFields | undefined {
   let value: unknown;
   try {
-    value = JSON.parse(line.toString("utf8"));
+    value = JSON.parse(body.toString("utf8", lineStart, lineEnd));
   } catch {
     return undefined;
   }
@@ -87,5 +103,7 @@ function parsedFields(line: Buffer): IndexFields | undefined {
     action: text(record.action),
     result: text(record.result),
     resource: text(record.resource),
+    byte_start: lineStart,
+    byte_length: lineEnd - lineStart,
   };
 }

@@ -1,20 +1,7 @@
-import { indexFields } from "./index-fields.ts";
+import { type LineFields, lineFields } from "./index-fields.ts";
 
-/** What the index keeps of one event (docs/audit-storage.md, "Index"): its fields and its byte range. */
-export interface IndexedEvent {
-  id: string;
-  tenant_id: string;
-  time: string;
-  /** `time` in epoch milliseconds (fraction truncated: `recordTimeMs`). */
-  timeMs: number;
-  principal_id: string;
-  action: string;
-  result: string;
-  resource: string;
-  /** Byte range of the line (without its newline) in the object's uncompressed JSONL. */
-  byte_start: number;
-  byte_length: number;
-}
+/** What the index keeps of one event (docs/audit-storage.md, "Index"): its fields and its line's byte range. */
+export type IndexedEvent = LineFields;
 
 /**
  * A closed batch as it waits to be written: the JSONL body and where each line ends, no index fields yet (they are
@@ -68,23 +55,12 @@ export function readIndexFields(batch: ClosedBatch): SealedBatch {
   let maxTime: string | undefined;
   let start = 0;
   for (const length of batch.lineLengths) {
-    const fields = indexFields(batch.body.subarray(start, start + length));
+    const fields = lineFields(batch.body, start, start + length);
     if (fields === undefined) {
       unindexable += 1;
     } else if (!ids.has(fields.id)) {
       ids.add(fields.id);
-      events.push({
-        id: fields.id,
-        tenant_id: fields.tenant_id,
-        time: fields.time,
-        timeMs: fields.timeMs,
-        principal_id: fields.principal_id,
-        action: fields.action,
-        result: fields.result,
-        resource: fields.resource,
-        byte_start: start,
-        byte_length: length,
-      });
+      events.push(fields);
       if (fields.timeMs < minMs) [minMs, minTime] = [fields.timeMs, fields.time];
       if (fields.timeMs > maxMs) [maxMs, maxTime] = [fields.timeMs, fields.time];
     }

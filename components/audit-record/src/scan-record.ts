@@ -136,15 +136,19 @@ function numberEnd(b: Uint8Array, i: number, n: number): number {
 /**
  * True when `b` (one line, without its newline) is surely a valid record; `out` then holds where each of its string
  * fields is (`SCANNED_FIELD`; every one is required, so every one is set). `attributeName(b, start, end)` is asked
- * about each attribute name; false refuses the line.
+ * about each attribute name; false refuses the line. The line may be bytes `from` to `to` of `b` (a batch of lines:
+ * no view made per line); the positions in `out` are then offsets in `b`. Bytes past `to` may be read while a line
+ * is refused, never to accept one: every field ends before `to`, and the line must end at `to`.
  */
 export function scanRecord(
   b: Uint8Array,
   out: ScanResult,
   attributeName: (b: Uint8Array, start: number, end: number) => boolean,
+  from = 0,
+  to = b.length,
 ): boolean {
-  const n = b.length;
-  let i = skipSpace(b, 0, n);
+  const n = to;
+  let i = skipSpace(b, from, n);
   if (b[i] !== OPEN) return false;
   let seen = 0;
   for (;;) {

@@ -95,6 +95,33 @@ describe("scanRecord", () => {
     expect(scanRecord(Buffer.from(valid), newScanResult(), ask)).toBe(false);
     expect(names).toEqual(["note", "client_ip"]);
   });
+  test("a line inside a larger buffer (from, to): the answer it gets alone, positions offset; nothing past `to` read", () => {
+    const lines = [valid, JSON.stringify({ ...base(), attributes: {} })];
+    // Bytes after the line that would complete or continue a record if they were read.
+    const tails = ["}", ',"x":1}', '"}', " }", '{"id":"a"}'];
+    let agreed = 0;
+    for (const [k, line] of [...mutatedLines(lines, 5_000, 29), Buffer.from(valid.slice(0, -1))].entries()) {
+      const alone = newScanResult();
+      const expected = scanRecord(line, alone, anyName);
+      const before = Buffer.from("{}\n".repeat(k % 3));
+      const embedded = Buffer.concat([before, line, Buffer.from(tails[k % tails.length] as string)]);
+      const inside = newScanResult();
+      expect(scanRecord(embedded, inside, anyName, before.length, before.length + line.length)).toBe(expected);
+      if (expected) {
+        const fields = Object.values(SCANNED_FIELD);
+        expect(fields.map((f) => inside.start[f])).toEqual(
+          fields.map((f) => (alone.start[f] as number) + before.length),
+        );
+        expect(fields.map((f) => inside.end[f])).toEqual(fields.map((f) => (alone.end[f] as number) + before.length));
+      }
+      agreed += 1;
+    }
+    expect(agreed).toBe(5_001);
+    // The record cut before its closing brace, followed by one: refused (the brace is not the line's).
+    const cut = Buffer.from(`${valid.slice(0, -1)}}`);
+    expect(scanRecord(cut, newScanResult(), anyName, 0, cut.length - 1)).toBe(false);
+  });
+
   test("20,000 mutated lines: never accepts what the schema refuses; the fields located are the parsed ones", () => {
     const lines = [valid, JSON.stringify({ ...base(), tenant_id: "" }), JSON.stringify({ ...base(), resource: "" })];
     let accepted = 0;
