@@ -1,4 +1,3 @@
-import type { ClusterMetadata } from "@platformatic/kafka";
 import type { Consumer } from "@platformatic/kafka/clients/consumer";
 import { type Broker, type Connection, ConnectionPool } from "@platformatic/kafka/network";
 import { KafkaReadError } from "./errors.ts";
@@ -28,7 +27,7 @@ export interface FetcherOptions {
   retryDelayMs: number;
   /** Each record of an assigned partition, in offset order per partition; `value` is valid during the call only. */
   onRecord: (partition: number, offset: bigint, timestampMs: number, value: Buffer) => void;
-  /** Fetching failed `retries` times in a row (the broker is gone, or the group's view is wrong): it stopped. */
+  /** Fetching failed `retries` + 1 times in a row (the broker is gone, or the group's view is wrong): it stopped. */
   onFailure: (error: unknown) => void;
   /** A partition error that fetching again may mend (a leader moving): logged, and the metadata read again. */
   onRetry?: (error: unknown) => void;
@@ -58,7 +57,10 @@ export class PartitionFetcher {
   readonly #options: FetcherOptions;
   readonly #consumer: OffsetsClient;
   readonly #pool: ConnectionPool;
-  /** Assigned partitions whose next offset is known. */
+  /**
+   * Assigned partitions whose next offset is known, in the order the next fetch names them: a partition that was
+   * answered with records moves to the end.
+   */
   readonly #positions = new Map<number, bigint>();
   /** Bumped by each `assign`: a position lookup or a fetch begun under an older assignment is not applied. */
   #generation = 0;
@@ -67,6 +69,8 @@ export class PartitionFetcher {
   #wake = Promise.withResolvers<void>();
   #staleMetadata = false;
   #failures = 0;
+  /** The partitions last found without a leader (`#noteLeaderless`), joined. */
+  #leaderless = "";
   /** Where an answer's chunks are joined to be read, reused (`joinedBytes`). */
   #scratch: Buffer = Buffer.alloc(0);
 
@@ -208,16 +212,24 @@ export class PartitionFetcher {
     const metadata = await this.#consumer.metadata({ topics: [topic], forceUpdate: this.#staleMetadata });
     this.#staleMetadata = false;
     const generation = this.#generation;
-    const byLeader = new Map<number, Map<number, bigint>>();
+    const byLeader = new Map<Broker, Map<number, bigint>>();
+    const leaderless: number[] = [];
     for (const [partition, offset] of this.#positions) {
-      const leader = metadata.topics.get(topic)?.partitions[partition]?.leader ?? -1;
-      const positions = byLeader.get(leader) ?? new Map<number, bigint>();
+      const broker = metadata.brokers.get(metadata.topics.get(topic)?.partitions[partition]?.leader ?? -1);
+      if (broker === undefined) {
+        leaderless.push(partition);
+        continue;
+      }
+      const positions = byLeader.get(broker) ?? new Map<number, bigint>();
       positions.set(partition, offset);
-      byLeader.set(leader, positions);
+      byLeader.set(broker, positions);
     }
+    this.#noteLeaderless(leaderless);
+    if (byLeader.size === 0)
+      throw fetchFailed(topic, `${topic}: no leader known for partitions ${leaderless.join(", ")}`);
     const answers = await Promise.all(
-      [...byLeader].map(async ([leader, positions]) => {
-        const answer = await this.#fetch(brokerOf(metadata, leader, topic), positions);
+      [...byLeader].map(async ([broker, positions]) => {
+        const answer = await this.#fetch(broker, positions);
         return { positions, answer };
       }),
     );
@@ -241,12 +253,34 @@ export class PartitionFetcher {
             this.#options.onRecord(part.partition, offset, timestampMs, value);
           const joined = joinedBytes(part.records, this.#scratch);
           this.#scratch = joined.scratch;
-          this.#positions.set(part.partition, readRecordBatches(joined.bytes, from, sink));
+          const next = readRecordBatches(joined.bytes, from, sink);
+          // To the end of the order the next request names the partitions in: a broker fills an answer in that order,
+          // so a partition always asked first would take every answer while it has a backlog and starve the others
+          // (as the Java consumer does, `movePartitionToEnd`).
+          this.#positions.delete(part.partition);
+          this.#positions.set(part.partition, next);
         }
       }
     }
     if (outOfRange.length > 0) void this.#lookUp(outOfRange, generation, "earliest");
     if (retry !== undefined) throw retry;
+  }
+
+  /**
+   * Partitions without a known leader (a broker down, an election under way) are left out of the fetch while the
+   * others are read; the metadata is asked again, and `onRetry` hears of each new set once (not every fetch).
+   */
+  #noteLeaderless(partitions: number[]): void {
+    const key = partitions.join(",");
+    if (key !== "") this.#staleMetadata = true;
+    if (key === this.#leaderless) return;
+    this.#leaderless = key;
+    if (key !== "") {
+      const { topic } = this.#options;
+      this.#options.onRetry?.(
+        fetchFailed(topic, `${topic}: no leader known for partitions ${key}; reading the others`),
+      );
+    }
   }
 
   async #fetch(broker: Broker, positions: Map<number, bigint>): Promise<FetchAnswer> {
@@ -267,12 +301,6 @@ export class PartitionFetcher {
       );
     });
   }
-}
-
-function brokerOf(metadata: ClusterMetadata, leader: number, topic: string): Broker {
-  const broker = metadata.brokers.get(leader);
-  if (broker === undefined) throw fetchFailed(topic, `${topic}: no leader known for a partition (node ${leader})`);
-  return broker;
 }
 
 function fetchFailed(topic: string, message: string, cause?: unknown): KafkaReadError {

@@ -33,7 +33,7 @@ interface Fetched {
   value: string;
 }
 
-async function setup(partitions = 3) {
+async function setup(partitions = 3, options: { maxBytes?: number; leaderless?: number[] } = {}) {
   const topic = randomName("svc-test-fetcher");
   topics.push(topic);
   await admin.createTopics({ topics: [topic], partitions, replicas: 1 });
@@ -45,13 +45,30 @@ async function setup(partitions = 3) {
     groupId,
   });
   consumers.push(consumer);
+  // A partition without a leader beside others with one cannot be made on a one-broker stack: the metadata the
+  // fetcher is given says so for `leaderless` (the fetches themselves go to the real broker).
+  const leaderless = new Set(options.leaderless ?? []);
+  const client = {
+    metadata: async (request: Parameters<typeof consumer.metadata>[0]) => {
+      const metadata = await consumer.metadata(request);
+      const held = metadata.topics.get(topic);
+      if (held === undefined || leaderless.size === 0) return metadata;
+      const partitions = held.partitions.map((p, i) => (leaderless.has(i) ? { ...p, leader: -1 } : p));
+      return { ...metadata, topics: new Map(metadata.topics).set(topic, { ...held, partitions }) };
+    },
+    listCommittedOffsets: consumer.listCommittedOffsets.bind(consumer),
+    listOffsets: consumer.listOffsets.bind(consumer),
+  } as Pick<typeof consumer, "metadata" | "listCommittedOffsets" | "listOffsets">;
   const fetched = new Map<number, Fetched[]>();
+  /** Partition of each record, in the order delivered. */
+  const order: number[] = [];
   const failures: unknown[] = [];
-  const fetcher = new PartitionFetcher(consumer, {
+  const retries: unknown[] = [];
+  const fetcher = new PartitionFetcher(client, {
     clientId: "kafka-read-test",
     topic,
     maxWaitMs: 100,
-    maxBytes: 1024 * 1024,
+    maxBytes: options.maxBytes ?? 1024 * 1024,
     requestTimeoutMs: 5_000,
     retries: 2,
     retryDelayMs: 50,
@@ -59,8 +76,10 @@ async function setup(partitions = 3) {
       const list = fetched.get(partition) ?? [];
       list.push({ offset, value: value.toString() });
       fetched.set(partition, list);
+      order.push(partition);
     },
     onFailure: (error) => failures.push(error),
+    onRetry: (error) => retries.push(error),
   });
   fetchers.push(fetcher);
   const send = (partition: number, values: string[], compression: "none" | "gzip" = "none") =>
@@ -73,7 +92,7 @@ async function setup(partitions = 3) {
   const fetchedOf = (partition: number) => fetched.get(partition) ?? [];
   const until = (what: string, ok: () => boolean) =>
     waitFor(what, async () => (ok() ? true : undefined), { timeoutMs: 20_000, intervalMs: 20 });
-  return { topic, groupId, fetcher, failures, send, commit, fetchedOf, until };
+  return { topic, groupId, fetcher, failures, retries, order, send, commit, fetchedOf, until };
 }
 
 const values = (prefix: string, count: number) => Array.from({ length: count }, (_, i) => `${prefix}-${i}`);
@@ -175,6 +194,52 @@ describe("PartitionFetcher", () => {
     // The client named a group (the commit above made it exist), but nothing joined it.
     const group = (await admin.describeGroups({ groups: [groupId] })).get(groupId);
     expect(group?.members.size ?? 0).toBe(0);
+  });
+
+  test("partitions with a backlog share the answers: one answered with records is named last in the next fetch", async () => {
+    // Each answer holds at most 64 KiB; each partition holds ~300 KiB in batches of ~10 KiB.
+    const { fetcher, order, send, until } = await setup(2, { maxBytes: 64 * 1024 });
+    for (let k = 0; k < 30; k += 1) {
+      await send(
+        0,
+        values(`p0-${k}`, 10).map((v) => v.padEnd(1_000)),
+      );
+      await send(
+        1,
+        values(`p1-${k}`, 10).map((v) => v.padEnd(1_000)),
+      );
+    }
+    fetcher.assignAt(
+      new Map([
+        [0, 0n],
+        [1, 0n],
+      ]),
+    );
+    await until("every record", () => order.length === 600);
+    // Asked first every time, partition 0 would fill every answer until its 300 records were read.
+    const first = order.slice(0, 200);
+    expect(first.filter((p) => p === 1).length).toBeGreaterThan(50);
+    expect(first.filter((p) => p === 0).length).toBeGreaterThan(50);
+  });
+
+  test("a partition without a leader is left out, once reported; the others are read", async () => {
+    const { fetcher, failures, retries, send, fetchedOf, until } = await setup(2, { leaderless: [1] });
+    await send(0, ["a", "b"]);
+    await send(1, ["c"]);
+    fetcher.assignAt(
+      new Map([
+        [0, 0n],
+        [1, 0n],
+      ]),
+    );
+    await until("partition 0's records", () => fetchedOf(0).length === 2);
+    await send(0, ["d"]);
+    await until("a record sent later", () => fetchedOf(0).length === 3);
+    expect(fetchedOf(1)).toEqual([]);
+    expect(failures).toEqual([]);
+    expect(retries).toHaveLength(1);
+    expect((retries[0] as KafkaReadError).code).toBe("KAFKA_READ_FETCH_FAILED");
+    expect((retries[0] as Error).message).toContain("no leader known for partitions 1");
   });
 
   test("paused and resumed, it reads what came meanwhile", async () => {
