@@ -35,6 +35,8 @@ export class KafkaTail {
   private readonly timer: ReturnType<typeof setInterval>;
   private consumer: Consumer<Buffer, Buffer, Buffer, Buffer> | undefined;
   private fetcher: PartitionFetcher | undefined;
+  /** Whether this tail paused `fetcher` (the store full). */
+  private paused = false;
   private readonly running: Promise<void>;
   /** Ends the current read (the fetcher failed, or `stop()`). */
   private endRead: ((error?: unknown) => void) | undefined;
@@ -65,7 +67,19 @@ export class KafkaTail {
       [this.settings.topic],
     )) as { partition: number; mark: string }[];
     this.store.advanceMarks(new Map(rows.map((row) => [row.partition, BigInt(row.mark)])));
-    if (this.store.size < this.settings.maxRecords) this.fetcher?.resume();
+    this.pauseWhileFull();
+  }
+
+  /**
+   * Fetching waits while the store is full, and goes on once the marks dropped enough (only then: a resume wakes
+   * the fetcher, and waking it at every refresh would cut its retry delay short).
+   */
+  private pauseWhileFull(): void {
+    const full = this.store.size >= this.settings.maxRecords;
+    if (full === this.paused || this.fetcher === undefined) return;
+    this.paused = full;
+    if (full) this.fetcher.pause();
+    else this.fetcher.resume();
   }
 
   private async run(): Promise<void> {
@@ -137,17 +151,19 @@ export class KafkaTail {
       onRetry: (error) => this.logger.warn({ err: error }, "freshness tail: fetch failed, trying again"),
     });
     this.fetcher = fetcher;
+    this.paused = false;
+    this.pauseWhileFull(); // a tail started over while full waits as well
     fetcher.assignAt(positions);
     this.logger.info({ topic, partitions }, "freshness tail reading");
     return { ended };
   }
 
-  /** One record read: kept (a copy: `value` is a view of the fetch answer) unless indexed; full → fetching pauses. */
+  /** One record read: kept (a copy: `value` is valid during the call only) unless indexed; full → fetching pauses. */
   private take(partition: number, offset: bigint, value: Buffer): void {
     if (this.stopped) return;
     this.next.set(partition, offset + 1n);
     this.store.add(partition, offset, Buffer.from(value));
-    if (this.store.size >= this.settings.maxRecords) this.fetcher?.pause();
+    this.pauseWhileFull();
   }
 
   private async closeReader(): Promise<void> {
@@ -164,6 +180,10 @@ export class KafkaTail {
     clearInterval(this.timer);
     this.endRead?.();
     this.interruptBackoff?.();
+    // A read still beginning waits on the client (metadata, with retries, while Kafka is away): closing the client
+    // ends those requests at once (the fetcher first, so that it reports nothing on its way out).
+    await this.fetcher?.close().catch(() => {});
+    await this.consumer?.close(true).catch(() => {});
     await this.running;
   }
 }

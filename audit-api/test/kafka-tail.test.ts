@@ -108,3 +108,30 @@ test("fetching that keeps failing (its topic deleted) starts the tail over; the 
   );
   await until("the new topic's record", () => tail.store.size === 4);
 });
+
+test("stop() while the read is still beginning (Kafka accepts and never answers) ends it without waiting", async () => {
+  let connected = false;
+  const silent = Bun.listen({
+    hostname: "127.0.0.1",
+    port: 0,
+    socket: {
+      open() {
+        connected = true;
+      },
+      data() {},
+    },
+  });
+  try {
+    const tail = KafkaTail.start(
+      sql,
+      names.schema,
+      { brokers: [`127.0.0.1:${silent.port}`], topic: topicName("api-tail"), maxRecords: 1_000, refreshMs: 100 },
+      pino({ level: "silent" }),
+    );
+    await until("the tail's client connected", () => connected);
+    // Its metadata request waits for an answer (10 s per try): stop() closes the client instead of waiting it out.
+    await tail.stop();
+  } finally {
+    silent.stop(true);
+  }
+}, 5_000);
