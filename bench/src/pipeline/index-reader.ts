@@ -29,6 +29,21 @@ export class IndexReader {
     return Number(rows[0]?.n ?? 0);
   }
 
+  /**
+   * Offsets no object holds below the last one written, over every partition (the topic's offsets start at 0): the
+   * records the writer never read because Kafka's retention deleted them first (it skips to the earliest kept
+   * offset and counts them, `svc_audit_writer_offsets_lost_total`). They will never be durable.
+   */
+  async skippedOffsets(): Promise<number> {
+    const rows = await this.sql.unsafe(
+      `SELECT coalesce(sum(greatest(first_offset - coalesce(previous, -1) - 1, 0) + (last_offset - first_offset + 1 - records)), 0)::bigint AS n
+         FROM (SELECT first_offset, last_offset, records,
+                      lag(last_offset) OVER (PARTITION BY partition ORDER BY first_offset) AS previous
+                 FROM ${this.table("objects")}) AS objects`,
+    );
+    return Number(rows[0]?.n ?? 0);
+  }
+
   /** Per partition, the last offset of any object written (-1 for none). */
   async writtenThrough(): Promise<Map<number, number>> {
     const rows = await this.sql.unsafe(

@@ -24,6 +24,8 @@ export interface LatencyFigures {
   records: number;
   /** Records found in the index (distinct ids) of those written. */
   stored: number;
+  /** Offsets the writer skipped: deleted by Kafka's retention before it read them (`IndexReader.skippedOffsets`). */
+  skipped?: number;
   p50Ms: number | undefined;
   p99Ms: number | undefined;
   maxMs: number | undefined;

@@ -183,7 +183,12 @@ export function benchRows(results: BenchResults): BenchRow[] {
     const isGoalRate = run.rate === 10_000;
     // Records not durable when the bench stopped waiting count as infinitely late: a percentile that falls among
     // them has no value, and the row says how many there were.
-    const late = run.stored < run.records ? `${run.records - run.stored} not durable in time` : undefined;
+    const skipped = run.skipped ?? 0;
+    const late =
+      run.stored < run.records
+        ? `${run.records - run.stored} not durable in time` +
+          (skipped > 0 ? ` (${skipped} of them deleted by Kafka's retention before they were read)` : "")
+        : undefined;
     const lag = run.writerMaxLagMs > 1_000 ? `writer lagged ${Math.round(run.writerMaxLagMs)} ms` : undefined;
     const finite = (value: number | undefined) => (value === undefined || !Number.isFinite(value) ? undefined : value);
     rows.push({ section: "latency", measure: `p50 line → durable, ${label}`, ours: ms(finite(run.p50Ms)), note: late });

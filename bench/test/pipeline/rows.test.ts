@@ -68,6 +68,17 @@ test("latency rows: the 10k/s goals, and records never durable make p99 unknown 
   expect(p99?.ours).toBeUndefined();
   expect(p99?.met).toBe(false);
   expect(p99?.note).toContain("2000 not durable in time");
+  expect(p99?.note).not.toContain("retention");
+  const deleted = benchRows({
+    startedAt: "",
+    workload,
+    rounds: [],
+    latency: [latency({ stored: 98_000, skipped: 1_500, p99Ms: Number.POSITIVE_INFINITY })],
+    skipped: [],
+  });
+  expect(deleted.find((r) => r.measure.startsWith("p99"))?.note).toContain(
+    "2000 not durable in time (1500 of them deleted by Kafka's retention before they were read)",
+  );
 });
 
 test("rounds: each row shows the median round, the range over the rounds beside it, and judges the medians", () => {
