@@ -95,11 +95,10 @@ describe("scanRecord", () => {
     expect(scanRecord(Buffer.from(valid), newScanResult(), ask)).toBe(false);
     expect(names).toEqual(["note", "client_ip"]);
   });
-  test("a line inside a larger buffer (from, to): the answer it gets alone, positions offset; nothing past `to` read", () => {
+  test("a line inside a larger buffer (from, to): the answer it gets alone, positions offset; nothing past `to` decides", () => {
     const lines = [valid, JSON.stringify({ ...base(), attributes: {} })];
     // Bytes after the line that would complete or continue a record if they were read.
     const tails = ["}", ',"x":1}', '"}', " }", '{"id":"a"}'];
-    let agreed = 0;
     for (const [k, line] of [...mutatedLines(lines, 5_000, 29), Buffer.from(valid.slice(0, -1))].entries()) {
       const alone = newScanResult();
       const expected = scanRecord(line, alone, anyName);
@@ -114,9 +113,7 @@ describe("scanRecord", () => {
         );
         expect(fields.map((f) => inside.end[f])).toEqual(fields.map((f) => (alone.end[f] as number) + before.length));
       }
-      agreed += 1;
     }
-    expect(agreed).toBe(5_001);
     // The record cut before its closing brace, followed by one: refused (the brace is not the line's).
     const cut = Buffer.from(`${valid.slice(0, -1)}}`);
     expect(scanRecord(cut, newScanResult(), anyName, 0, cut.length - 1)).toBe(false);
