@@ -12,6 +12,8 @@ export interface TailSettings {
   maxRecords: number;
   /** How often `marks` is read (what the index holds now). */
   refreshMs: number;
+  /** How often the topic's partition count is read again (partitions added are then read too); 30 s when unset. */
+  partitionsCheckMs?: number;
 }
 
 /** Bytes a fetch answer holds at most: the store's cap counts records, so one answer may go past it by this much. */
@@ -33,6 +35,9 @@ export class KafkaTail {
   readonly store = new TailStore();
   private stopped = false;
   private readonly timer: ReturnType<typeof setInterval>;
+  private readonly partitionsTimer: ReturnType<typeof setInterval>;
+  /** Partitions of the topic when the current read began (0 while none is reading). */
+  private partitions = 0;
   private consumer: Consumer<Buffer, Buffer, Buffer, Buffer> | undefined;
   private fetcher: PartitionFetcher | undefined;
   /** Whether this tail paused `fetcher` (the store full). */
@@ -53,6 +58,11 @@ export class KafkaTail {
     this.timer = setInterval(() => {
       this.readMarks().catch((error: unknown) => this.logger.warn({ err: error }, "freshness tail: marks not read"));
     }, settings.refreshMs);
+    this.partitionsTimer = setInterval(() => {
+      this.checkPartitions().catch((error: unknown) =>
+        this.logger.warn({ err: error }, "freshness tail: partition count not read"),
+      );
+    }, settings.partitionsCheckMs ?? 30_000);
     this.running = this.run();
   }
 
@@ -80,6 +90,17 @@ export class KafkaTail {
     this.paused = full;
     if (full) this.fetcher.pause();
     else this.fetcher.resume();
+  }
+
+  /** A topic grown since the read began (partitions added): the read starts over, from the same positions, with them. */
+  private async checkPartitions(): Promise<void> {
+    const [consumer, known, { topic }] = [this.consumer, this.partitions, this.settings];
+    if (consumer === undefined || known === 0) return;
+    const metadata = await consumer.metadata({ topics: [topic], forceUpdate: true });
+    const count = metadata.topics.get(topic)?.partitionsCount ?? 0;
+    if (count <= known || consumer !== this.consumer) return;
+    this.logger.info({ topic, partitions: count, before: known }, "freshness tail: partitions added; reading them too");
+    this.endRead?.();
   }
 
   private async run(): Promise<void> {
@@ -126,6 +147,7 @@ export class KafkaTail {
     this.consumer = consumer;
     const metadata = await consumer.metadata({ topics: [topic] });
     const partitions = metadata.topics.get(topic)?.partitionsCount ?? 0;
+    this.partitions = partitions;
     const positions = new Map<number, bigint | undefined>();
     for (let partition = 0; partition < partitions; partition++) {
       const mark = this.store.markOf(partition);
@@ -171,6 +193,7 @@ export class KafkaTail {
     this.fetcher = undefined;
     this.consumer = undefined;
     this.endRead = undefined;
+    this.partitions = 0;
     await fetcher?.close().catch(() => {});
     await consumer?.close(true).catch(() => {});
   }
@@ -178,6 +201,7 @@ export class KafkaTail {
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
+    clearInterval(this.partitionsTimer);
     this.endRead?.();
     this.interruptBackoff?.();
     // A read still beginning waits on the client (metadata, with retries, while Kafka is away): closing the client

@@ -32,21 +32,24 @@ afterAll(async () => {
   await storage.remove();
 });
 
-async function produce(topic: string, partition: number, ids: string[]): Promise<void> {
-  await producer.send({
+/** Sends `ids` to `partition`; returns the partitions Kafka acknowledged them in. */
+async function produce(topic: string, partition: number, ids: string[]): Promise<number[]> {
+  const result = await producer.send({
     messages: ids.map((id, i) => ({
       topic,
       partition,
       value: Buffer.from(JSON.stringify(sampleRecord(id, "tenant-tail", T0 + i))),
     })),
   });
+  return (result.offsets ?? []).map((written) => written.partition);
 }
 
-/** A tail on `topic`, its warnings kept (what it logged, as pino's JSON lines). */
+/** A tail on `topic`, what it logged kept (pino's JSON lines, info and above). */
 function startTail(topic: string, refreshMs = 100): { tail: KafkaTail; logged: Record<string, unknown>[] } {
   const logged: Record<string, unknown>[] = [];
-  const logger = pino({ level: "warn" }, { write: (line: string) => logged.push(JSON.parse(line)) });
-  const tail = KafkaTail.start(sql, names.schema, { brokers, topic, maxRecords: 1_000, refreshMs }, logger);
+  const logger = pino({ level: "info" }, { write: (line: string) => logged.push(JSON.parse(line)) });
+  const settings = { brokers, topic, maxRecords: 1_000, refreshMs, partitionsCheckMs: 100 };
+  const tail = KafkaTail.start(sql, names.schema, settings, logger);
   tails.push(tail);
   return { tail, logged };
 }
@@ -107,6 +110,24 @@ test("fetching that keeps failing (its topic deleted) starts the tail over; the 
     { timeoutMs: 30_000, intervalMs: 200 },
   );
   await until("the new topic's record", () => tail.store.size === 4);
+});
+
+test("partitions added to the topic are read too, the others from where the tail was", async () => {
+  const topic = topicName("api-tail");
+  topics.push(topic);
+  await admin.createTopics({ topics: [topic], partitions: 1, replicas: 1 });
+  await produce(topic, 0, ["e0", "e1"]);
+  const { tail, logged } = startTail(topic);
+  await until("partition 0's records", () => tail.store.size === 2);
+  await admin.createPartitions({ topics: [{ name: topic, count: 2 }] });
+  await until("the tail told of the new partition", () =>
+    logged.some((entry) => entry.msg === "freshness tail: partitions added; reading them too"),
+  );
+  // The producer would send to the partitions it knows of (one): it reads the topic again first.
+  await producer.metadata({ topics: [topic], forceUpdate: true });
+  expect(await produce(topic, 1, ["f0"])).toEqual([1]);
+  await produce(topic, 0, ["e2"]);
+  await until("the new partition's record and a later one", () => tail.store.size === 4);
 });
 
 test("stop() while the read is still beginning (Kafka accepts and never answers) ends it without waiting", async () => {
