@@ -188,6 +188,7 @@ export class KafkaTail {
     this.pauseWhileFull();
   }
 
+  /** Closes the current read's fetcher (first, so that it reports nothing on its way out) and client. */
   private async closeReader(): Promise<void> {
     const [fetcher, consumer] = [this.fetcher, this.consumer];
     this.fetcher = undefined;
@@ -205,9 +206,8 @@ export class KafkaTail {
     this.endRead?.();
     this.interruptBackoff?.();
     // A read still beginning waits on the client (metadata, with retries, while Kafka is away): closing the client
-    // ends those requests at once (the fetcher first, so that it reports nothing on its way out).
-    await this.fetcher?.close().catch(() => {});
-    await this.consumer?.close(true).catch(() => {});
+    // ends those requests at once.
+    await this.closeReader();
     await this.running;
   }
 }

@@ -59,9 +59,10 @@ export async function runLatency(ctx: BenchContext, rate: number, batchMaxAgeMs:
     });
     const target = WARM_UP_RECORDS + written.records;
     const drainMs = 120_000 + batchMaxAgeMs * 2;
-    // Records Kafka's retention deleted before the writer read them count as done waiting (they never will be
-    // durable): the stack keeps 128 MiB per partition, which a writer lagging at 50k/s can fall behind by.
-    const settled = async () => (await index.durableRecords()) + (await index.skippedOffsets());
+    // Every offset through the last one written per partition is durable or was deleted by Kafka's retention before
+    // the writer read it (it never will be durable: the stack keeps 128 MiB per partition, which a writer lagging at
+    // 50k/s can fall behind by). The topic's offsets start at 0.
+    const settled = async () => [...(await index.writtenThrough()).values()].reduce((sum, last) => sum + last + 1, 0);
     const drained = await waitForCount(ctx, `${label}: durable`, settled, target, {
       startedAt: performance.now(),
       abort,

@@ -224,9 +224,10 @@ export class PartitionFetcher {
       positions.set(partition, offset);
       byLeader.set(broker, positions);
     }
-    this.#noteLeaderless(leaderless);
+    // None to fetch from: a failure like any other (counted, reported through `onRetry` once per try).
     if (byLeader.size === 0)
       throw fetchFailed(topic, `${topic}: no leader known for partitions ${leaderless.join(", ")}`);
+    this.#noteLeaderless(leaderless);
     const answers = await Promise.all(
       [...byLeader].map(async ([broker, positions]) => {
         const answer = await this.#fetch(broker, positions);
