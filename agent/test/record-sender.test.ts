@@ -62,7 +62,9 @@ const sendAll = (messages: KafkaMessage[]) =>
 describe("RecordSender (real Kafka)", () => {
   test("records land in partition (value mod 6), in order, with key, value, headers and CreateTime; sends continue", async () => {
     const topic = await newTopic("agent-sender");
-    const stamp = 1_767_225_600_000n;
+    // Recent: a CreateTime older than the broker's time retention (24 h on the stack) lets its next check (every
+    // minute) delete these records before they are read back. A fixed 2026-01-01 did, once it was a day old.
+    const stamp = BigInt(Date.now());
     const first: KafkaMessage[] = Array.from({ length: 60 }, (_, i) => ({
       topic,
       partition: 1_000_003 + i, // as the tenant hash is: any non-negative integer

@@ -41,7 +41,9 @@ async function produce(partition: number, records: TestRecord[]): Promise<void> 
       partition,
       key: Buffer.from(r.tenant_id),
       value: Buffer.from(JSON.stringify(r)),
-      timestamp: BigInt(Date.parse(r.time)),
+      // Now, not the record's time (2026-08-08): a CreateTime older than the broker's time retention (24 h on the
+      // stack) lets its next check delete the records before the tail reads them.
+      timestamp: BigInt(Date.now()),
     })),
   });
   partitions[partition]?.push(...records);
