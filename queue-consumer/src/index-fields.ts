@@ -60,24 +60,29 @@ export function lineFields(body: Buffer, start: number, end: number): LineFields
 
 function scannedFields(body: Buffer, lineStart: number, lineEnd: number): LineFields | undefined {
   if (!scanRecord(body, scanned, anyName, lineStart, lineEnd)) return undefined;
+  // Fields read by plain calls, not a helper closure: a closure (and its scope) per line was ~80k garbage functions
+  // per 40k-event batch.
   const { start, end } = scanned;
-  const field = (f: number) => body.toString("latin1", start[f], end[f]);
-  const common = (f: number) => repeated.get(body, start[f] as number, end[f] as number, asIs);
-  const time = field(TIME);
+  const time = body.toString("latin1", start[TIME], end[TIME]);
   const timeMs = recordTimeMs(time);
   if (timeMs === undefined) return undefined;
   return {
-    id: field(ID),
-    tenant_id: common(TENANT) || common(CLAIMED),
+    id: body.toString("latin1", start[ID], end[ID]),
+    tenant_id: commonField(body, TENANT) || commonField(body, CLAIMED),
     time,
     timeMs,
-    principal_id: common(PRINCIPAL),
-    action: common(ACTION),
-    result: common(RESULT),
-    resource: field(RESOURCE),
+    principal_id: commonField(body, PRINCIPAL),
+    action: commonField(body, ACTION),
+    result: commonField(body, RESULT),
+    resource: body.toString("latin1", start[RESOURCE], end[RESOURCE]),
     byte_start: lineStart,
     byte_length: lineEnd - lineStart,
   };
+}
+
+/** A field whose values repeat (tenant, principal, action, result) of the line just scanned: one string per value. */
+function commonField(body: Buffer, field: number): string {
+  return repeated.get(body, scanned.start[field] as number, scanned.end[field] as number, asIs);
 }
 
 function parsedFields(body: Buffer, lineStart: number, lineEnd: number): LineFields | undefined {
