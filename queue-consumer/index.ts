@@ -1,3 +1,5 @@
+export { type BatchBody, MemoryBody } from "./src/batch-body.ts";
+export { BatchSpool } from "./src/batch-spool.ts";
 export {
   type BatchLimits,
   parseQueueConsumerConfig,

@@ -1,3 +1,4 @@
+import { tmpdir } from "node:os";
 import { type Static, type TSchema, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { isLoopbackHost } from "@svc/common";
@@ -90,6 +91,15 @@ export const QueueConsumerEnvSchema = Type.Object({
       description: `bytes read and not yet written; default ${BUFFERED_BATCHES} × batch`,
     }),
   ),
+  SVC_AUDIT_BATCH_SPOOL: Type.Union([Type.Literal("file"), Type.Literal("memory")], {
+    default: "file",
+    description: "where open and waiting batches are kept: spool files (page cache) or the heap",
+  }),
+  SVC_AUDIT_SPOOL_DIR: Type.String({
+    pattern: "^/",
+    default: tmpdir(),
+    description: "absolute directory of the spool files (one subdirectory per writer)",
+  }),
   SVC_AUDIT_PG_URL: Type.String({ pattern: "^postgres(ql)?://", description: "PostgreSQL of the index" }),
   SVC_AUDIT_PG_POOL: integer({ minimum: 1, maximum: 100, default: 4, description: "connections" }),
   SVC_AUDIT_WRITE_CONCURRENCY: integer({
@@ -155,6 +165,8 @@ export interface QueueConsumerConfig {
   batch: BatchLimits;
   /** Bytes read from Kafka and not yet written; above it the stream pauses. */
   maxBufferedBytes: number;
+  /** Directory under which batches are spooled to files; undefined: they are kept in the heap. */
+  spoolDir: string | undefined;
   pgUrl: string;
   pgPool: number;
   /** Batches written at once over all partitions; each holds its parsed index fields and SQL arrays meanwhile. */
@@ -245,6 +257,7 @@ export function parseQueueConsumerConfig(env: Record<string, string | undefined>
       maxAgeMs: parsed.SVC_AUDIT_BATCH_MAX_AGE_MS,
     },
     maxBufferedBytes,
+    spoolDir: parsed.SVC_AUDIT_BATCH_SPOOL === "file" ? parsed.SVC_AUDIT_SPOOL_DIR : undefined,
     pgUrl: parsed.SVC_AUDIT_PG_URL,
     pgPool: parsed.SVC_AUDIT_PG_POOL,
     writeConcurrency: parsed.SVC_AUDIT_WRITE_CONCURRENCY,

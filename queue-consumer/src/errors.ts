@@ -20,6 +20,11 @@ export const QUEUE_CONSUMER_ERROR_CODES = [
   "QUEUE_CONSUMER_ABORTED",
   /** A graceful shutdown ran out of time before every batch was written (its records are read again). */
   "QUEUE_CONSUMER_SHUTDOWN_TIMEOUT",
+  /**
+   * A batch's spool file (or the spool directory at start) could not be created, written or read; `subject` is the
+   * path. Not retried: the consumer stops, nothing of the batch committed (Kafka still has its records).
+   */
+  "QUEUE_CONSUMER_SPOOL_FAILED",
   /** The metrics and health listener could not be started; `subject` is the address. */
   "QUEUE_CONSUMER_METRICS_LISTEN_FAILED",
 ] as const;

@@ -1,3 +1,4 @@
+import type { BatchBody } from "./batch-body.ts";
 import { batchWindowEnd } from "./batch-window.ts";
 import { QueueConsumerError } from "./errors.ts";
 import { type ClosedBatch, PartitionBatch } from "./partition-batch.ts";
@@ -29,28 +30,34 @@ export class PartitionWriter {
   /** Bytes held (open and queued), for the buffer account. */
   private held = 0;
 
-  /**
-   * `batchCapacity`: bytes reserved for each batch's buffer (the batch size plus one line; pages are taken only as
-   * lines fill them), so a batch never moves to a larger buffer.
-   */
+  /** `newBody`: where each batch's bytes go (a spool file, or the heap). */
   constructor(
     readonly topic: string,
     readonly partition: number,
     private readonly hooks: PartitionWriterHooks,
-    private readonly batchCapacity: number,
+    private readonly newBody: () => BatchBody,
   ) {
-    this.open = new PartitionBatch(topic, partition, batchCapacity);
+    this.open = new PartitionBatch(topic, partition, newBody());
   }
 
   get revoked(): boolean {
     return this.abort.signal.aborted;
   }
 
-  /** Adds a record; returns the bytes it adds to the buffer (0 when skipped as already taken). */
+  /**
+   * Adds a record; returns the bytes it adds to the buffer (0 when skipped as already taken). When the batch's spool
+   * file cannot be written (`QUEUE_CONSUMER_SPOOL_FAILED`) the record is not taken, the writer fails (`hooks.fail`)
+   * and is revoked: nothing of it was committed.
+   */
   add(value: Buffer, offset: bigint, timestampMs: number, now: number): number {
     if (this.revoked || offset < this.nextOffset) return 0;
+    try {
+      this.open.add(value, offset, timestampMs, now);
+    } catch (error) {
+      this.failWith(error);
+      return 0;
+    }
     this.nextOffset = offset + 1n;
-    this.open.add(value, offset, timestampMs, now);
     const bytes = value.length + 1;
     this.held += bytes;
     return bytes;
@@ -77,8 +84,17 @@ export class PartitionWriter {
   /** Closes the open batch (if any) and starts writing it after the ones before it. */
   seal(): void {
     if (this.revoked || this.open.size === 0) return;
-    this.queue.push(this.open.close());
-    this.open = new PartitionBatch(this.topic, this.partition, this.batchCapacity);
+    const open = this.open;
+    this.open = new PartitionBatch(this.topic, this.partition, this.newBody());
+    let closed: ClosedBatch;
+    try {
+      closed = open.close();
+    } catch (error) {
+      open.discard();
+      this.failWith(error);
+      return;
+    }
+    this.queue.push(closed);
     this.running ??= this.drain().finally(() => {
       this.running = undefined;
     });
@@ -102,11 +118,19 @@ export class PartitionWriter {
     if (this.revoked) return;
     this.abort.abort();
     const dropped = this.queue.length + (this.open.size > 0 ? 1 : 0);
+    for (const batch of this.queue) batch.body.discard();
     this.queue.length = 0;
-    this.open = new PartitionBatch(this.topic, this.partition, this.batchCapacity);
+    this.open.discard();
+    this.open = new PartitionBatch(this.topic, this.partition, this.newBody());
     if (dropped > 0) this.hooks.dropped(dropped);
     this.hooks.release(this.held);
     this.held = 0;
+  }
+
+  /** A batch cannot be kept or written: the consumer stops (nothing of it committed) and this writer lets go. */
+  private failWith(error: unknown): void {
+    this.hooks.fail(error);
+    this.revoke();
   }
 
   private async drain(): Promise<void> {
@@ -118,12 +142,12 @@ export class PartitionWriter {
       } catch (error) {
         if (error instanceof QueueConsumerError && error.code === "QUEUE_CONSUMER_ABORTED") return;
         if (this.revoked) return;
-        this.hooks.fail(error);
-        this.revoke();
+        this.failWith(error);
         return;
       }
       if (this.revoked) return;
       this.queue.shift();
+      batch.body.discard();
       this.held -= batch.body.length;
       this.hooks.release(batch.body.length);
     }

@@ -1,6 +1,7 @@
 import { promisify } from "node:util";
 import { gzip } from "node:zlib";
 import { PutObjectCommand, type S3Client, S3ServiceException } from "@aws-sdk/client-s3";
+import type { BatchBody } from "./batch-body.ts";
 import { QueueConsumerError } from "./errors.ts";
 import { objectKey } from "./object-key.ts";
 import type { ClosedBatch } from "./partition-batch.ts";
@@ -13,6 +14,11 @@ export interface PutSettings {
   keyPrefix: string;
   retentionDays: number;
   compression: "none" | "gzip";
+  /**
+   * `signed`: the signature covers the body's SHA-256, so the body is read into the heap for the SDK to hash (a
+   * spool file's `Blob` would be sent as `UNSIGNED-PAYLOAD`). Default `unsigned` (the writer's client says so).
+   */
+  payloadSigning?: "signed" | "unsigned";
 }
 
 export interface WrittenObject {
@@ -36,19 +42,40 @@ function canRetryS3(error: unknown): boolean {
 }
 
 /**
- * `x-amz-checksum-crc32` of a body: its CRC-32 (IEEE), big-endian, base64. Computed natively (`Bun.hash.crc32`, GB/s)
- * and handed to the SDK, which then sends it as is; asked for CRC32C instead, the SDK computed it in JavaScript, at
- * about 5 % of the writer's CPU.
+ * `x-amz-checksum-crc32` of a body: its CRC-32 (IEEE, unsigned), big-endian, base64. Computed natively
+ * (`Bun.hash.crc32`, GB/s; a spool file's as it is written) and handed to the SDK, which then sends it as is; asked
+ * for CRC32C instead, the SDK computed it in JavaScript, at about 5 % of the writer's CPU.
  */
-export function crc32Checksum(body: Buffer): string {
+export function crc32Checksum(crc32: number): string {
   const digest = Buffer.alloc(4);
-  digest.writeUInt32BE(Bun.hash.crc32(body) >>> 0);
+  digest.writeUInt32BE(crc32 >>> 0);
   return digest.toString("base64");
 }
 
-/** The object's body as stored: the JSONL, or its gzip (level 1) when compression is on. */
-export async function encodeBody(body: Buffer, compression: "none" | "gzip"): Promise<Buffer> {
-  return compression === "gzip" ? await gzipAsync(body, { level: 1 }) : body;
+/** What the PUT sends, with its length and checksum. */
+interface EncodedBody {
+  payload: Buffer | Blob;
+  length: number;
+  crc32: number;
+}
+
+/**
+ * The object's body as stored: the JSONL (the spool file itself, unless the signature needs the bytes), or its gzip
+ * (level 1) when compression is on.
+ */
+async function encodeBody(body: BatchBody, settings: PutSettings): Promise<EncodedBody> {
+  if (settings.compression === "gzip") {
+    const gzipped = await gzipAsync(body.contents(), { level: 1 });
+    return { payload: gzipped, length: gzipped.length, crc32: Bun.hash.crc32(gzipped) };
+  }
+  const payload = settings.payloadSigning === "signed" ? body.contents() : body.payload();
+  return { payload, length: body.length, crc32: body.crc32() };
+}
+
+/** Whether the PUT sent a spool file that no longer exists (no retry can send it). */
+async function spoolFileGone(payload: Buffer | Blob | undefined): Promise<boolean> {
+  if (payload === undefined || Buffer.isBuffer(payload) || !("exists" in payload)) return false;
+  return !(await (payload as Bun.BunFile).exists());
 }
 
 /** How one PUT may be ended early: the writer's signal (its partition revoked) and a time limit. */
@@ -86,8 +113,9 @@ export async function putBatchObject(
   });
   const retainUntil = new Date(now.getTime() + settings.retentionDays * DAY_MS);
   let timeout: AbortSignal | undefined;
+  let body: EncodedBody | undefined;
   try {
-    const body = await encodeBody(batch.body, settings.compression);
+    body = await encodeBody(batch.body, settings);
     // The limit is the request's own: it starts once the body is ready (gzip of a large batch is not S3's time).
     timeout = limits.timeoutMs === undefined ? undefined : AbortSignal.timeout(limits.timeoutMs);
     const signals = [limits.signal, timeout].filter((s): s is AbortSignal => s !== undefined);
@@ -101,12 +129,12 @@ export async function putBatchObject(
       new PutObjectCommand({
         Bucket: settings.bucket,
         Key: key,
-        Body: body,
+        Body: body.payload,
         ContentLength: body.length,
         ContentType: "application/x-ndjson",
         ContentEncoding: gzipped ? "gzip" : undefined,
         ChecksumAlgorithm: "CRC32",
-        ChecksumCRC32: crc32Checksum(body),
+        ChecksumCRC32: crc32Checksum(body.crc32),
         ObjectLockMode: "COMPLIANCE",
         ObjectLockRetainUntilDate: retainUntil,
         Metadata: metadata,
@@ -136,6 +164,16 @@ export async function putBatchObject(
         "QUEUE_CONSUMER_PUT_TIMEOUT",
         `PUT ${settings.bucket}/${key}: no answer within ${limits.timeoutMs} ms`,
         { subject: key, canRetry: true, cause: error },
+      );
+    }
+    if (await spoolFileGone(body?.payload)) {
+      throw new QueueConsumerError(
+        "QUEUE_CONSUMER_SPOOL_FAILED",
+        `PUT ${settings.bucket}/${key}: its spool file is gone`,
+        {
+          subject: key,
+          cause: error,
+        },
       );
     }
     const message = error instanceof Error ? error.message : String(error);

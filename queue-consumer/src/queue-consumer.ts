@@ -5,6 +5,8 @@ import { PartitionFetcher } from "@svc/kafka-read";
 import { SQL } from "bun";
 import pino, { type Logger } from "pino";
 import { BatchAgeTimer } from "./batch-age-timer.ts";
+import { type BatchBody, MemoryBody } from "./batch-body.ts";
+import { BatchSpool } from "./batch-spool.ts";
 import type { QueueConsumerConfig } from "./config.ts";
 import { ConsumerMetrics } from "./consumer-metrics.ts";
 import { QueueConsumerError } from "./errors.ts";
@@ -86,7 +88,7 @@ const FETCH_MAX_BYTES = 4 * 1024 * 1024;
 /** A fetch (or a position lookup) without an answer within this fails, and is tried again. */
 const FETCH_TIMEOUT_MS = 5_000;
 
-/** Room past `maxBytes` in a batch's buffer: the line that closes a batch by size may end beyond it. */
+/** Room past `maxBytes` in a heap batch's buffer: the line that closes a batch by size may end beyond it. */
 const BATCH_SLACK_BYTES = 1024 * 1024;
 
 interface Session {
@@ -106,6 +108,11 @@ export async function startConsumer(
 ): Promise<QueueConsumer> {
   const logger = options.logger ?? pino({ level: config.logLevel, base: { component: "audit-writer" } });
   const events = new EventEmitter<QueueConsumerEvents>();
+  // Spooled, a batch's bytes wait in the page cache, not the heap (docs/audit-storage.md, "Spool").
+  const spool = config.spoolDir === undefined ? undefined : BatchSpool.open(config.spoolDir);
+  const newBody: () => BatchBody = spool
+    ? () => spool.newBody()
+    : () => new MemoryBody(config.batch.maxBytes + BATCH_SLACK_BYTES);
   const sql = new SQL({ url: config.pgUrl, max: config.pgPool });
   try {
     await retryWithBackoff("index schema", () => ensureIndexSchema(sql, config.indexSchema), {
@@ -114,10 +121,18 @@ export async function startConsumer(
       signal: new AbortController().signal,
     });
   } catch (error) {
+    spool?.close();
     await sql.close();
     throw error;
   }
   const s3 = writerS3Client(config.s3);
+  const putSettings = {
+    bucket: config.bucket,
+    keyPrefix: config.keyPrefix,
+    retentionDays: config.retentionDays,
+    compression: config.compression,
+    payloadSigning: config.s3.payloadSigning,
+  };
 
   const writers = new Map<number, PartitionWriter>();
   const ageTimer = new BatchAgeTimer(config.batch.maxAgeMs, () => writers.values());
@@ -180,7 +195,7 @@ export async function startConsumer(
     // a batch that waits holds its bytes only), so reading 25k records (~50 ms) does not delay the object.
     const object = await retryWithBackoff(
       `PUT ${where}`,
-      () => putBatchObject(s3, config, closed, new Date(), { signal, timeoutMs: config.putTimeoutMs }),
+      () => putBatchObject(s3, putSettings, closed, new Date(), { signal, timeoutMs: config.putTimeoutMs }),
       {
         maxDelayMs: config.retryMaxMs,
         signal,
@@ -286,7 +301,7 @@ export async function startConsumer(
           fail,
           dropped: (batches) => metrics.batchesDropped.inc(batches),
         },
-        maxBytes + BATCH_SLACK_BYTES,
+        newBody,
       );
       writers.set(partition, writer);
     }
@@ -457,6 +472,7 @@ export async function startConsumer(
       }
       await metricsServer?.stop();
       s3.destroy();
+      spool?.close();
       await sql.close();
       if (timedOut) {
         throw new QueueConsumerError(
@@ -501,6 +517,7 @@ export async function startConsumer(
     ageTimer.stop();
     await metricsServer?.stop();
     s3.destroy();
+    spool?.close();
     await sql.close();
     throw new QueueConsumerError(
       "QUEUE_CONSUMER_STREAM_FAILED",

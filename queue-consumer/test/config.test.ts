@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { tmpdir } from "node:os";
 import { thrownBy } from "@svc/testkit";
 import { parseQueueConsumerConfig, QueueConsumerError } from "../index.ts";
 
@@ -23,6 +24,14 @@ describe("parseQueueConsumerConfig", () => {
     expect(config.compression).toBe("none");
     expect(config.keyPrefix).toBe("");
     expect(config.s3.credentials).toBeUndefined();
+    expect(config.spoolDir).toBe(tmpdir());
+  });
+
+  test("batches spool under SVC_AUDIT_SPOOL_DIR, or stay in the heap with SVC_AUDIT_BATCH_SPOOL=memory", () => {
+    expect(parseQueueConsumerConfig({ ...VALID, SVC_AUDIT_SPOOL_DIR: "/var/spool/svc" }).spoolDir).toBe(
+      "/var/spool/svc",
+    );
+    expect(parseQueueConsumerConfig({ ...VALID, SVC_AUDIT_BATCH_SPOOL: "memory" }).spoolDir).toBeUndefined();
   });
 
   test("the KMS instance is the same program with other settings", () => {
@@ -85,6 +94,8 @@ describe("parseQueueConsumerConfig", () => {
     ["SVC_AUDIT_S3_ENDPOINT", { SVC_AUDIT_S3_ENDPOINT: "http://[not-a-host" }],
     ["SVC_AUDIT_METRICS_PORT", { SVC_AUDIT_METRICS_PORT: "70000" }],
     ["SVC_AUDIT_LOG_LEVEL", { SVC_AUDIT_LOG_LEVEL: "loud" }],
+    ["SVC_AUDIT_BATCH_SPOOL", { SVC_AUDIT_BATCH_SPOOL: "disk" }],
+    ["SVC_AUDIT_SPOOL_DIR", { SVC_AUDIT_SPOOL_DIR: "relative/spool" }],
   ];
   for (const [field, change] of bad) {
     test(`${field}=${JSON.stringify(Object.values(change)[0])} is refused naming the field`, () => {

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { indexFields, objectKey, PartitionBatch, readIndexFields } from "../index.ts";
+import { indexFields, MemoryBody, objectKey, PartitionBatch, readIndexFields } from "../index.ts";
 import { recordLine } from "./helpers.ts";
 
 const line = (id: string, tenant = "t1", time = "2026-11-23T09:15:00.123Z") =>
@@ -13,10 +13,13 @@ describe("PartitionBatch", () => {
       batch.add(value, 100n + BigInt(i), 1_763_889_300_000 + i, 1);
     });
     const sealed = batch.seal();
-    expect(sealed.body.toString()).toBe(`${values.map((v) => v.toString()).join("\n")}\n`);
+    expect(sealed.body.contents().toString()).toBe(`${values.map((v) => v.toString()).join("\n")}\n`);
     expect([sealed.firstOffset, sealed.lastOffset, sealed.records]).toEqual([100n, 102n, 3]);
     for (const event of sealed.events) {
-      const slice = sealed.body.subarray(event.byte_start, event.byte_start + event.byte_length).toString();
+      const slice = sealed.body
+        .contents()
+        .subarray(event.byte_start, event.byte_start + event.byte_length)
+        .toString();
       expect(JSON.parse(slice).id).toBe(event.id);
     }
     expect(sealed.minTime).toBe("2026-11-23T09:14:00Z");
@@ -39,16 +42,19 @@ describe("PartitionBatch", () => {
   });
 
   test("a batch that outgrows its buffer moves to a larger one, lines and byte ranges kept", () => {
-    const batch = new PartitionBatch("t", 0, 64);
+    const batch = new PartitionBatch("t", 0, new MemoryBody(64));
     const values = Array.from({ length: 20 }, (_, i) => line(`grow-${i}`));
     values.forEach((value, i) => {
       batch.add(value, BigInt(i), 0, 1);
     });
     const sealed = batch.seal();
-    expect(sealed.body.toString()).toBe(`${values.map((v) => v.toString()).join("\n")}\n`);
+    expect(sealed.body.contents().toString()).toBe(`${values.map((v) => v.toString()).join("\n")}\n`);
     expect(sealed.body.length).toBe(batch.bytes);
     for (const event of sealed.events) {
-      const slice = sealed.body.subarray(event.byte_start, event.byte_start + event.byte_length).toString();
+      const slice = sealed.body
+        .contents()
+        .subarray(event.byte_start, event.byte_start + event.byte_length)
+        .toString();
       expect(JSON.parse(slice).id).toBe(event.id);
     }
     expect(sealed.events.length).toBe(20);
@@ -66,7 +72,7 @@ describe("PartitionBatch", () => {
   });
 
   test("an open or closed batch holds bytes only: its index fields are read when the batch is written", () => {
-    const batch = new PartitionBatch("t", 0, 64);
+    const batch = new PartitionBatch("t", 0, new MemoryBody(64));
     const values = [line("a"), Buffer.from("not json"), line("a"), line("b", "t2", "2026-11-23T09:14:00Z")];
     const parse = JSON.parse;
     let parsed = 0;
@@ -89,9 +95,12 @@ describe("PartitionBatch", () => {
       expect(sealed.unindexable).toBe(1_250);
       expect(sealed.minTime).toBe("2026-11-23T09:14:00Z");
       const b = sealed.events[1];
-      expect(sealed.body.subarray(b?.byte_start, (b?.byte_start ?? 0) + (b?.byte_length ?? 0)).toString()).toBe(
-        (values[3] as Buffer).toString(),
-      );
+      expect(
+        sealed.body
+          .contents()
+          .subarray(b?.byte_start, (b?.byte_start ?? 0) + (b?.byte_length ?? 0))
+          .toString(),
+      ).toBe((values[3] as Buffer).toString());
     } finally {
       JSON.parse = parse;
     }

@@ -58,7 +58,14 @@ describe("writeBatchIndex", () => {
     const [e2] =
       await sql`SELECT object_id::text AS object_id, byte_start::int AS s, byte_length AS l FROM ${sql(`${schema}.events`)} WHERE id = 'e2'`;
     expect(BigInt(e2.object_id)).toBe(result.objectId);
-    expect(JSON.parse(batch.body.subarray(e2.s, e2.s + e2.l).toString()).id).toBe("e2");
+    expect(
+      JSON.parse(
+        batch.body
+          .contents()
+          .subarray(e2.s, e2.s + e2.l)
+          .toString(),
+      ).id,
+    ).toBe("e2");
     const [mark] =
       await sql`SELECT indexed_through::int AS t FROM ${sql(`${schema}.marks`)} WHERE topic = 'topic.x' AND partition = 1`;
     expect(mark.t).toBe(12);

@@ -326,6 +326,19 @@ test("the audit API's block cache: its disk tier in an emptyDir sized above its 
   expect(offSpec.volumes?.map((v) => v.name)).toEqual(["tmp"]);
 });
 
+test("each audit writer spools its batches to an emptyDir of its own, sized above its buffer cap", () => {
+  for (const writer of ["queue-consumer-audit", "queue-consumer-kms-audit"]) {
+    const spec = podSpec(workload(manifests, name(writer)));
+    const consumer = container(spec, "queue-consumer");
+    const dir = consumer.env?.find((e) => e.name === "SVC_AUDIT_SPOOL_DIR")?.value;
+    const mount = consumer.volumeMounts?.find((m) => m.mountPath === dir);
+    const sizeLimit = String(spec.volumes?.find((v) => v.name === mount?.name)?.emptyDir?.sizeLimit);
+    expect(sizeLimit).toMatch(/^\d+Mi$/);
+    // The writer's default cap: 6 batches of SVC_AUDIT_BATCH_MAX_BYTES (16 MiB), plus a 4 MiB fetch answer.
+    expect(Number.parseInt(sizeLimit, 10)).toBeGreaterThan(6 * 16 + 4);
+  }
+});
+
 test("the agent and the audit writers: JavaScriptCore's heap sized as the local stack sizes it, not for the node's RAM", () => {
   const envOf = (c: V1Container) => Object.fromEntries((c.env ?? []).map((e) => [e.name, e.value]));
   const sized = jscHeapEnv().BUN_JSC_forceRAMSize;

@@ -1,0 +1,91 @@
+/**
+ * Where a batch's JSONL is kept from its first record until its object is durable (docs/audit-storage.md,
+ * "Spool"): in the heap (`MemoryBody`) or in a spool file (`SpoolBody`), behind one interface, so the writer reads,
+ * checks and PUTs either the same way.
+ */
+export interface BatchBody {
+  /** Bytes appended, newlines included. */
+  readonly length: number;
+  /** Appends one line: the value, then a newline. Throws `QUEUE_CONSUMER_SPOOL_FAILED` when the spool fails. */
+  append(value: Buffer): void;
+  /** No more lines: what is still buffered is written out. */
+  finish(): void;
+  /** CRC-32 (IEEE) of the bytes, unsigned. */
+  crc32(): number;
+  /** Whether some byte is a backslash (none: no JSON string in the batch has an escape). */
+  hasBackslash(): boolean;
+  /** What a PUT sends: the bytes, or the spool file (sent from the page cache, never copied into the heap). */
+  payload(): Buffer | Blob;
+  /** The whole body in one buffer (gzip, a PUT whose signature covers the body's SHA-256, tests). */
+  contents(): Buffer;
+  /**
+   * Calls `onLine(buffer, start, end, byteStart)` for each line in order, `lineLengths` giving each line's length
+   * without its newline: the line is `buffer[start, end)` and starts at `byteStart` of the body. `buffer` may be
+   * reused for the next lines: what is kept of it must be copied out.
+   */
+  forEachLine(
+    lineLengths: Uint32Array,
+    onLine: (buffer: Buffer, start: number, end: number, byteStart: number) => void,
+  ): void;
+  /** The body is no longer needed (its object is durable, or the batch was dropped). */
+  discard(): void;
+}
+
+/** Capacity of a memory body when the caller gives none; it doubles as lines arrive. */
+const DEFAULT_CAPACITY = 1024 * 1024;
+
+/**
+ * A body in one heap buffer of `capacity` bytes (pages are only taken as lines are written into it), moved to one
+ * twice as large when it outgrows it.
+ */
+export class MemoryBody implements BatchBody {
+  private buffer: Buffer;
+  length = 0;
+
+  constructor(capacity = DEFAULT_CAPACITY) {
+    this.buffer = Buffer.allocUnsafeSlow(capacity);
+  }
+
+  append(value: Buffer): void {
+    const need = value.length + 1;
+    if (this.buffer.length - this.length < need) {
+      const grown = Buffer.allocUnsafeSlow(Math.max(2 * this.buffer.length, this.length + need));
+      this.buffer.copy(grown, 0, 0, this.length);
+      this.buffer = grown;
+    }
+    value.copy(this.buffer, this.length);
+    this.buffer[this.length + value.length] = 0x0a;
+    this.length += need;
+  }
+
+  finish(): void {}
+
+  crc32(): number {
+    return Bun.hash.crc32(this.contents()) >>> 0;
+  }
+
+  hasBackslash(): boolean {
+    return this.contents().includes(0x5c);
+  }
+
+  payload(): Buffer {
+    return this.contents();
+  }
+
+  contents(): Buffer {
+    return this.buffer.subarray(0, this.length);
+  }
+
+  forEachLine(
+    lineLengths: Uint32Array,
+    onLine: (buffer: Buffer, start: number, end: number, byteStart: number) => void,
+  ) {
+    let start = 0;
+    for (const length of lineLengths) {
+      onLine(this.buffer, start, start + length, start);
+      start += length + 1;
+    }
+  }
+
+  discard(): void {}
+}

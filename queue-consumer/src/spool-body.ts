@@ -1,0 +1,150 @@
+import { closeSync, openSync, readFileSync, readSync, unlinkSync, writeSync } from "node:fs";
+import type { BatchBody } from "./batch-body.ts";
+import { QueueConsumerError } from "./errors.ts";
+
+/** Lines are gathered in a buffer of this size and written to the file when it is full. */
+const STAGE_BYTES = 256 * 1024;
+/** The file is read back (for the index fields) this many bytes at a time, whole lines each. */
+const READ_BYTES = 1024 * 1024;
+
+function spoolFailed(path: string, action: string, error: unknown): QueueConsumerError {
+  if (error instanceof QueueConsumerError) return error;
+  return new QueueConsumerError(
+    "QUEUE_CONSUMER_SPOOL_FAILED",
+    `spool file ${path}: cannot ${action}: ${(error as Error).message}`,
+    { subject: path, cause: error },
+  );
+}
+
+/**
+ * A batch's body in a spool file (docs/audit-storage.md, "Spool"): the lines pass through a 256 KiB buffer into
+ * the file, whose pages stay in the kernel's page cache instead of the heap, and the PUT sends the file. The
+ * file is created at the first line; its CRC-32 and whether it holds a backslash are kept as it is written.
+ */
+export class SpoolBody implements BatchBody {
+  private fd = -1;
+  private stage: Buffer | undefined;
+  private staged = 0;
+  private crc = 0;
+  private backslash = false;
+  length = 0;
+
+  constructor(readonly path: string) {}
+
+  append(value: Buffer): void {
+    const need = value.length + 1;
+    this.stage ??= Buffer.allocUnsafeSlow(STAGE_BYTES);
+    if (STAGE_BYTES - this.staged < need) this.flush();
+    if (need > STAGE_BYTES) {
+      this.writeOut(value);
+    } else {
+      value.copy(this.stage, this.staged);
+      this.staged += value.length;
+    }
+    this.stage[this.staged] = 0x0a;
+    this.staged += 1;
+    this.length += need;
+  }
+
+  finish(): void {
+    this.flush();
+    this.stage = undefined;
+    if (this.fd >= 0) {
+      const fd = this.fd;
+      this.fd = -1;
+      try {
+        closeSync(fd);
+      } catch (error) {
+        throw spoolFailed(this.path, "close", error);
+      }
+    }
+  }
+
+  crc32(): number {
+    return this.crc >>> 0;
+  }
+
+  hasBackslash(): boolean {
+    return this.backslash;
+  }
+
+  payload(): Blob {
+    return Bun.file(this.path);
+  }
+
+  contents(): Buffer {
+    try {
+      return readFileSync(this.path);
+    } catch (error) {
+      throw spoolFailed(this.path, "read", error);
+    }
+  }
+
+  forEachLine(
+    lineLengths: Uint32Array,
+    onLine: (buffer: Buffer, start: number, end: number, byteStart: number) => void,
+  ) {
+    let fd = -1;
+    try {
+      fd = openSync(this.path, "r");
+      let buffer = Buffer.allocUnsafeSlow(READ_BYTES);
+      let bufferAt = 0;
+      let filled = 0;
+      let at = 0;
+      for (const length of lineLengths) {
+        if (at + length > bufferAt + filled) {
+          if (length > buffer.length) buffer = Buffer.allocUnsafeSlow(length);
+          bufferAt = at;
+          filled = readAt(fd, buffer, Math.min(buffer.length, this.length - at), at);
+          if (filled < length)
+            throw new Error(`the file ends at ${at + filled} within a line of ${length} bytes at ${at}`);
+        }
+        onLine(buffer, at - bufferAt, at - bufferAt + length, at);
+        at += length + 1;
+      }
+    } catch (error) {
+      throw spoolFailed(this.path, "read", error);
+    } finally {
+      if (fd >= 0) closeSync(fd);
+    }
+  }
+
+  discard(): void {
+    this.stage = undefined;
+    try {
+      if (this.fd >= 0) closeSync(this.fd);
+      this.fd = -1;
+      unlinkSync(this.path);
+    } catch {
+      // No file (nothing was written), or already gone: nothing to free.
+    }
+  }
+
+  private flush(): void {
+    if (this.staged === 0 || this.stage === undefined) return;
+    this.writeOut(this.stage.subarray(0, this.staged));
+    this.staged = 0;
+  }
+
+  private writeOut(bytes: Buffer): void {
+    try {
+      if (this.fd < 0) this.fd = openSync(this.path, "wx", 0o600);
+      for (let done = 0; done < bytes.length; ) done += writeSync(this.fd, bytes, done, bytes.length - done);
+    } catch (error) {
+      throw spoolFailed(this.path, "write", error);
+    }
+    this.crc = Bun.hash.crc32(bytes, this.crc);
+    if (!this.backslash && bytes.includes(0x5c)) this.backslash = true;
+  }
+}
+
+/** Reads up to `want` bytes at `position` into the start of `buffer`; fewer only at the end of the file. */
+function readAt(fd: number, buffer: Buffer, want: number, position: number): number {
+  let done = 0;
+  while (done < want) {
+    const got = readSync(fd, buffer, done, want - done, position + done);
+    if (got === 0) break;
+    done += got;
+  }
+  return done;
+}

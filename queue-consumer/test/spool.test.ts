@@ -1,0 +1,161 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { readdirSync, readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { GetObjectCommand } from "@aws-sdk/client-s3";
+import { Consumer } from "@platformatic/kafka";
+import { rejectionOf, type TempDir, tempDir, waitFor } from "@svc/testkit";
+import { SQL } from "bun";
+import { QueueConsumerError, startConsumer } from "../index.ts";
+import {
+  bodyOf,
+  consumerConfig,
+  counted,
+  createTopic,
+  deleteTopic,
+  dropSchema,
+  indexedIds,
+  listVersions,
+  makeLines,
+  s3Client,
+  stackAddresses,
+  TestProducer,
+  testNames,
+  waitAllIndexed,
+} from "./helpers.ts";
+
+const addresses = stackAddresses();
+const s3 = s3Client(addresses);
+const sql = new SQL({ url: addresses.pgUrl, max: 2 });
+const names = testNames("spool");
+const producer = new TestProducer(addresses.brokers);
+let root: TempDir;
+
+/** Sum of the group's committed offsets over the topic's two partitions (none committed counts 0). */
+async function committedTotal(groupId: string): Promise<bigint> {
+  const reader = new Consumer({ clientId: "qc-test-offsets", bootstrapBrokers: addresses.brokers.split(","), groupId });
+  try {
+    const offsets = await reader.listCommittedOffsets({ topics: [{ topic: names.topic, partitions: [0, 1] }] });
+    return (offsets.get(names.topic) ?? []).reduce((n, o) => n + (o > 0n ? o : 0n), 0n);
+  } finally {
+    await reader.close(true);
+  }
+}
+
+/** The spool files under `dir` (every writer's directory), with their sizes. */
+function spoolFiles(dir: string): { path: string; bytes: number }[] {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => {
+      const path = join(entry.parentPath, entry.name);
+      return { path, bytes: readFileSync(path).length };
+    });
+}
+
+beforeAll(async () => {
+  root = await tempDir("qc-spool-it");
+  await createTopic(addresses.brokers, names.topic, 2);
+});
+
+afterAll(async () => {
+  await producer.close();
+  await deleteTopic(addresses.brokers, names.topic);
+  await dropSchema(sql, names.schema);
+  await sql.close();
+  s3.destroy();
+  await root.remove();
+});
+
+describe("spooled batches (SVC_AUDIT_BATCH_SPOOL=file)", () => {
+  test("a waiting batch's bytes are in its spool file; the object holds them; the files go when written, the directory at stop", async () => {
+    const spoolRoot = join(root.path, "waiting");
+    const own = { ...names, groupId: `${names.groupId}-wait`, keyPrefix: `${names.keyPrefix}wait/` };
+    const consumer = await startConsumer(
+      consumerConfig(addresses, own, { SVC_AUDIT_SPOOL_DIR: spoolRoot, SVC_AUDIT_BATCH_MAX_AGE_MS: "600000" }),
+    );
+    // ~800 KB over two partitions: each batch passes its 256 KiB stage, so most of its bytes are in its file.
+    const lines = makeLines(2_000, 4);
+    const lineBytes = lines.reduce((n, l) => n + Buffer.byteLength(l.line) + 1, 0);
+    try {
+      await producer.send(names.topic, lines);
+      await waitFor(
+        "2,000 records read",
+        async () => ((await counted(consumer.metrics.recordsRead)) >= 2_000 ? true : undefined),
+        { timeoutMs: 20_000 },
+      );
+      const files = spoolFiles(spoolRoot);
+      expect(files.every((f) => f.path.includes(`/svc-audit-spool-${process.pid}-`))).toBe(true);
+      expect(files.reduce((n, f) => n + f.bytes, 0)).toBeGreaterThanOrEqual(lineBytes - 2 * 256 * 1024);
+      const produced = new Set(lines.map((l) => l.line));
+      const spooled = files.flatMap((f) =>
+        readFileSync(f.path, "utf8")
+          .split("\n")
+          .filter((l) => l !== ""),
+      );
+      expect(spooled.length).toBeGreaterThan(1_000);
+      expect(spooled.every((l) => produced.has(l))).toBe(true);
+      expect(await listVersions(s3, "svc-audit", own.keyPrefix)).toEqual([]);
+    } finally {
+      await consumer.stop();
+    }
+    const stored: string[] = [];
+    for (const version of await listVersions(s3, "svc-audit", own.keyPrefix)) {
+      const answer = await s3.send(
+        new GetObjectCommand({ Bucket: "svc-audit", Key: version.Key, VersionId: version.VersionId }),
+      );
+      stored.push(
+        ...(await bodyOf(answer))
+          .toString()
+          .split("\n")
+          .filter((l) => l !== ""),
+      );
+    }
+    expect(stored.sort()).toEqual(lines.map((l) => l.line).sort());
+    expect(await committedTotal(own.groupId)).toBe(2_000n);
+    expect(readdirSync(spoolRoot)).toEqual([]);
+  });
+
+  test("its spool directory removed under a running writer: it stops with QUEUE_CONSUMER_SPOOL_FAILED, commits nothing of the batch, and the next writer stores every record", async () => {
+    const own = {
+      ...names,
+      groupId: `${names.groupId}-gone`,
+      keyPrefix: `${names.keyPrefix}gone/`,
+      schema: `${names.schema}_gone`,
+    };
+    const spoolRoot = join(root.path, "gone");
+    const consumer = await startConsumer(
+      consumerConfig(addresses, own, { SVC_AUDIT_SPOOL_DIR: spoolRoot, SVC_AUDIT_LOG_LEVEL: "silent" }),
+    );
+    let restarted: Awaited<ReturnType<typeof startConsumer>> | undefined;
+    try {
+      // This group starts from the earliest offset: the 2,000 records of the test above are read and written first.
+      await waitFor(
+        "the first 2,000 committed",
+        async () => ((await committedTotal(own.groupId)) === 2_000n ? true : undefined),
+        { timeoutMs: 20_000 },
+      );
+      rmSync(spoolRoot, { recursive: true, force: true });
+      const more = makeLines(30, 4);
+      await producer.send(names.topic, more);
+      const error = await rejectionOf(consumer.done, QueueConsumerError);
+      expect(error.code).toBe("QUEUE_CONSUMER_SPOOL_FAILED");
+      expect(error.canRetry).toBe(false);
+      expect(await committedTotal(own.groupId)).toBe(2_000n);
+
+      restarted = await startConsumer(consumerConfig(addresses, own, { SVC_AUDIT_SPOOL_DIR: spoolRoot }));
+      await waitAllIndexed(sql, own.schema, 2_030, 30_000);
+      const ids = await indexedIds(sql, own.schema);
+      expect(more.every((l) => ids.has(l.id))).toBe(true);
+      await waitFor(
+        "2,030 committed",
+        async () => ((await committedTotal(own.groupId)) === 2_030n ? true : undefined),
+        {
+          timeoutMs: 20_000,
+        },
+      );
+    } finally {
+      await consumer.stop().catch(() => {});
+      await restarted?.stop();
+      await dropSchema(sql, own.schema);
+    }
+  });
+});
