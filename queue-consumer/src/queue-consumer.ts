@@ -6,6 +6,7 @@ import { SQL } from "bun";
 import pino, { type Logger } from "pino";
 import { BatchAgeTimer } from "./batch-age-timer.ts";
 import { type BatchBody, MemoryBody } from "./batch-body.ts";
+import { BatchGc } from "./batch-gc.ts";
 import { BatchSpool } from "./batch-spool.ts";
 import type { QueueConsumerConfig } from "./config.ts";
 import { ConsumerMetrics } from "./consumer-metrics.ts";
@@ -188,6 +189,7 @@ export async function startConsumer(
     }
   };
 
+  const gc = new BatchGc();
   const writeOne = async (closed: ClosedBatch, signal: AbortSignal): Promise<void> => {
     const writeStartedAt = performance.now();
     const where = `${closed.topic}/${closed.partition}@${closed.firstOffset}`;
@@ -233,9 +235,8 @@ export async function startConsumer(
       },
     });
     metrics.commits.inc();
-    // A batch leaves megabytes of garbage (fetch buffers, parsed records, SQL arrays); JSC collects it late unless
-    // asked, and RSS would grow several times beyond the buffered bytes.
-    Bun.gc(false);
+    // A batch leaves megabytes of garbage (its index rows, SQL arrays); JSC collects it late unless asked.
+    gc.afterBatch();
     events.emit("batch", {
       topic: batch.topic,
       partition: batch.partition,
