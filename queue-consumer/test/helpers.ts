@@ -1,5 +1,5 @@
 import { ListObjectVersionsCommand, type ObjectVersion, S3Client } from "@aws-sdk/client-s3";
-import { Admin, Producer } from "@platformatic/kafka";
+import { Admin, Consumer, Producer } from "@platformatic/kafka";
 import { bucketPrefix, randomName, stackEnv, topicName, waitFor } from "@svc/testkit";
 import type { SQL } from "bun";
 import { PartitionBatch, parseQueueConsumerConfig, type QueueConsumerConfig, type SealedBatch } from "../index.ts";
@@ -87,6 +87,23 @@ export async function createTopic(brokers: string, topic: string, partitions = 6
     await admin.createTopics({ topics: [topic], partitions, replicas: 1 });
   } finally {
     await admin.close();
+  }
+}
+
+/** The group's committed offset of each of `topic`'s first `partitions` partitions (-1: none committed). */
+export async function committedOffsets(
+  brokers: string,
+  groupId: string,
+  topic: string,
+  partitions = 6,
+): Promise<bigint[]> {
+  const reader = new Consumer({ clientId: "qc-test-offsets", bootstrapBrokers: brokers.split(","), groupId });
+  try {
+    const wanted = Array.from({ length: partitions }, (_, i) => i);
+    const offsets = await reader.listCommittedOffsets({ topics: [{ topic, partitions: wanted }] });
+    return offsets.get(topic) ?? [];
+  } finally {
+    await reader.close(true);
   }
 }
 

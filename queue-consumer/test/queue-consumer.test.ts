@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { GetObjectCommand, GetObjectRetentionCommand, HeadObjectCommand } from "@aws-sdk/client-s3";
-import { Consumer } from "@platformatic/kafka";
 import { rejectionOf, waitFor } from "@svc/testkit";
 import { SQL } from "bun";
 import { type BatchWritten, QueueConsumerError, startConsumer } from "../index.ts";
 import {
   bodyOf,
+  committedOffsets as committedOffsetsOf,
   consumerConfig,
   counted,
   createTopic,
@@ -26,15 +26,7 @@ const sql = new SQL({ url: addresses.pgUrl, max: 2 });
 const names = testNames("loop");
 const producer = new TestProducer(addresses.brokers);
 
-async function committedOffsets(groupId: string, topic: string): Promise<bigint[]> {
-  const reader = new Consumer({ clientId: "qc-test-offsets", bootstrapBrokers: addresses.brokers.split(","), groupId });
-  try {
-    const offsets = await reader.listCommittedOffsets({ topics: [{ topic, partitions: [0, 1, 2, 3, 4, 5] }] });
-    return offsets.get(topic) ?? [];
-  } finally {
-    await reader.close(true);
-  }
-}
+const committedOffsets = (groupId: string, topic: string) => committedOffsetsOf(addresses.brokers, groupId, topic);
 
 beforeAll(async () => {
   await createTopic(addresses.brokers, names.topic, 6);

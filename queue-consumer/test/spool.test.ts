@@ -2,12 +2,12 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { GetObjectCommand } from "@aws-sdk/client-s3";
-import { Consumer } from "@platformatic/kafka";
 import { rejectionOf, type TempDir, tempDir, waitFor } from "@svc/testkit";
 import { SQL } from "bun";
 import { QueueConsumerError, startConsumer } from "../index.ts";
 import {
   bodyOf,
+  committedOffsets,
   consumerConfig,
   counted,
   createTopic,
@@ -32,13 +32,8 @@ let root: TempDir;
 
 /** Sum of the group's committed offsets over the topic's two partitions (none committed counts 0). */
 async function committedTotal(groupId: string): Promise<bigint> {
-  const reader = new Consumer({ clientId: "qc-test-offsets", bootstrapBrokers: addresses.brokers.split(","), groupId });
-  try {
-    const offsets = await reader.listCommittedOffsets({ topics: [{ topic: names.topic, partitions: [0, 1] }] });
-    return (offsets.get(names.topic) ?? []).reduce((n, o) => n + (o > 0n ? o : 0n), 0n);
-  } finally {
-    await reader.close(true);
-  }
+  const offsets = await committedOffsets(addresses.brokers, groupId, names.topic, 2);
+  return offsets.reduce((n, o) => n + (o > 0n ? o : 0n), 0n);
 }
 
 /** The spool files under `dir` (every writer's directory), with their sizes. */
