@@ -1,10 +1,14 @@
 import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { QueueConsumerError } from "./errors.ts";
 import { SpoolBody } from "./spool-body.ts";
 
 const PREFIX = "svc-audit-spool-";
-const NAME = /^svc-audit-spool-(\d+)-(\d+)-/;
+/** `svc-audit-spool-<host>-<pid>-<start ms>-<6 random characters>` (`mkdtemp`'s suffix has no dash). */
+const NAME = /^svc-audit-spool-(.+)-(\d+)-(\d+)-[A-Za-z0-9]{6}$/;
+/** This host's name as it goes into a directory name: a pid is only checked on the host it belongs to. */
+const HOST = hostname().replace(/[^A-Za-z0-9.-]/g, "_") || "localhost";
 /** This process's start (ms), in its spool directory's name: a later process with the same pid (a container's 1) differs. */
 const STARTED = Math.round(performance.timeOrigin);
 
@@ -19,10 +23,11 @@ function alive(pid: number): boolean {
 }
 
 /**
- * One writer's spool directory (docs/audit-storage.md, "Spool"): `svc-audit-spool-<pid>-<start ms>-<random>` under
- * `SVC_AUDIT_SPOOL_DIR`, one file per batch, removed when the writer stops. Directories left by writers that died
- * (their process is gone, or it is this process's pid with another start: a restarted container) are removed when
- * a writer opens its own; a spool holds only uncommitted batches, which Kafka still has.
+ * One writer's spool directory (docs/audit-storage.md, "Spool"): `svc-audit-spool-<host>-<pid>-<start ms>-<random>`
+ * under `SVC_AUDIT_SPOOL_DIR`, one file per batch, removed when the writer stops. Directories that writers on this
+ * host left when they died (their process is gone, or it is this process's pid with another start: a restarted
+ * container) are removed when a writer opens its own; another host's are kept (its pids cannot be checked here). A
+ * spool holds only uncommitted batches, which Kafka still has.
  */
 export class BatchSpool {
   private files = 0;
@@ -35,12 +40,12 @@ export class BatchSpool {
       mkdirSync(root, { recursive: true });
       for (const name of readdirSync(root)) {
         const match = NAME.exec(name);
-        if (!match) continue;
-        const pid = Number(match[1]);
-        const stale = pid === process.pid ? Number(match[2]) !== STARTED : !alive(pid);
+        if (!match || match[1] !== HOST) continue;
+        const pid = Number(match[2]);
+        const stale = pid === process.pid ? Number(match[3]) !== STARTED : !alive(pid);
         if (stale) rmSync(join(root, name), { recursive: true, force: true });
       }
-      return new BatchSpool(mkdtempSync(join(root, `${PREFIX}${process.pid}-${STARTED}-`)));
+      return new BatchSpool(mkdtempSync(join(root, `${PREFIX}${HOST}-${process.pid}-${STARTED}-`)));
     } catch (error) {
       throw new QueueConsumerError(
         "QUEUE_CONSUMER_SPOOL_FAILED",
@@ -56,8 +61,12 @@ export class BatchSpool {
     return new SpoolBody(join(this.dir, `${this.files}.jsonl`));
   }
 
-  /** Removes the directory and every file left in it. */
+  /** Removes the directory and every file left in it; a failure is not the writer's (nothing in it is committed). */
   close(): void {
-    rmSync(this.dir, { recursive: true, force: true });
+    try {
+      rmSync(this.dir, { recursive: true, force: true });
+    } catch {
+      // Left for the next writer that opens a spool here once this process is gone.
+    }
   }
 }

@@ -91,12 +91,22 @@ export class PartitionWriter {
       closed = open.close();
     } catch (error) {
       open.discard();
+      this.hooks.dropped(1);
       this.failWith(error);
       return;
     }
     this.queue.push(closed);
+    this.startDrain();
+  }
+
+  /**
+   * Writes the queue unless a drain runs. A batch sealed in the moment between a drain's end and its `finally`
+   * would otherwise wait for the partition's next seal: the drain starts again when it finds one queued.
+   */
+  private startDrain(): void {
     this.running ??= this.drain().finally(() => {
       this.running = undefined;
+      if (this.queue.length > 0 && !this.revoked) this.startDrain();
     });
   }
 

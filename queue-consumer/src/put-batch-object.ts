@@ -158,14 +158,7 @@ export async function putBatchObject(
     };
   } catch (error) {
     if (error instanceof QueueConsumerError) throw error;
-    const timedOut = timeout?.aborted === true && limits.signal?.aborted !== true;
-    if (timedOut) {
-      throw new QueueConsumerError(
-        "QUEUE_CONSUMER_PUT_TIMEOUT",
-        `PUT ${settings.bucket}/${key}: no answer within ${limits.timeoutMs} ms`,
-        { subject: key, canRetry: true, cause: error },
-      );
-    }
+    // Before the timeout's check: a PUT of a vanished spool file stops the writer instead of being retried.
     if (await spoolFileGone(body?.payload)) {
       throw new QueueConsumerError(
         "QUEUE_CONSUMER_SPOOL_FAILED",
@@ -174,6 +167,14 @@ export async function putBatchObject(
           subject: key,
           cause: error,
         },
+      );
+    }
+    const timedOut = timeout?.aborted === true && limits.signal?.aborted !== true;
+    if (timedOut) {
+      throw new QueueConsumerError(
+        "QUEUE_CONSUMER_PUT_TIMEOUT",
+        `PUT ${settings.bucket}/${key}: no answer within ${limits.timeoutMs} ms`,
+        { subject: key, canRetry: true, cause: error },
       );
     }
     const message = error instanceof Error ? error.message : String(error);

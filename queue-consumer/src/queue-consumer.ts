@@ -277,10 +277,12 @@ export async function startConsumer(
   };
 
   const fail = (error: unknown) => {
-    if (failure !== undefined || stopping) return;
+    if (failure !== undefined) return;
     failure = error;
     logger.error({ err: error }, "a batch cannot be written; stopping (nothing of it was committed)");
     events.emit("failed", error);
+    // During a graceful stop the stop itself reports it (`stop()` rejects with it).
+    if (stopping) return;
     void shutdown(false).then(
       () => rejectDone(error),
       () => rejectDone(error),
@@ -481,6 +483,9 @@ export async function startConsumer(
           `batches not written within ${config.shutdownTimeoutMs} ms; their records are read again by the next owner`,
         );
       }
+      // A batch that could not be kept or written while stopping (a spool file that cannot be written): its
+      // records are read again by the next owner, and the stop says why it did not write them.
+      if (flush && failure !== undefined) throw failure;
     })();
     return stopped;
   };

@@ -84,9 +84,13 @@ export class SpoolBody implements BatchBody {
     lineLengths: Uint32Array,
     onLine: (buffer: Buffer, start: number, end: number, byteStart: number) => void,
   ) {
-    let fd = -1;
+    let fd: number;
     try {
       fd = openSync(this.path, "r");
+    } catch (error) {
+      throw spoolFailed(this.path, "read", error);
+    }
+    try {
       let buffer = Buffer.allocUnsafeSlow(READ_BYTES);
       let bufferAt = 0;
       let filled = 0;
@@ -95,29 +99,45 @@ export class SpoolBody implements BatchBody {
         if (at + length > bufferAt + filled) {
           if (length > buffer.length) buffer = Buffer.allocUnsafeSlow(length);
           bufferAt = at;
-          filled = readAt(fd, buffer, Math.min(buffer.length, this.length - at), at);
-          if (filled < length)
-            throw new Error(`the file ends at ${at + filled} within a line of ${length} bytes at ${at}`);
+          filled = this.readAt(fd, buffer, Math.min(buffer.length, this.length - at), at);
+          if (filled < length) {
+            const short = new Error(`the file ends at ${at + filled}, within a line of ${length} bytes at ${at}`);
+            throw spoolFailed(this.path, "read", short);
+          }
         }
+        // The callback's own errors pass through as they are: they are not the spool's.
         onLine(buffer, at - bufferAt, at - bufferAt + length, at);
         at += length + 1;
       }
-    } catch (error) {
-      throw spoolFailed(this.path, "read", error);
     } finally {
-      if (fd >= 0) closeSync(fd);
+      closeQuietly(fd);
     }
   }
 
   discard(): void {
     this.stage = undefined;
+    if (this.fd >= 0) closeQuietly(this.fd);
+    this.fd = -1;
     try {
-      if (this.fd >= 0) closeSync(this.fd);
-      this.fd = -1;
       unlinkSync(this.path);
     } catch {
       // No file (nothing was written), or already gone: nothing to free.
     }
+  }
+
+  /** Reads up to `want` bytes at `position` into the start of `buffer`; fewer only at the end of the file. */
+  private readAt(fd: number, buffer: Buffer, want: number, position: number): number {
+    let done = 0;
+    try {
+      while (done < want) {
+        const got = readSync(fd, buffer, done, want - done, position + done);
+        if (got === 0) break;
+        done += got;
+      }
+    } catch (error) {
+      throw spoolFailed(this.path, "read", error);
+    }
+    return done;
   }
 
   private flush(): void {
@@ -138,13 +158,11 @@ export class SpoolBody implements BatchBody {
   }
 }
 
-/** Reads up to `want` bytes at `position` into the start of `buffer`; fewer only at the end of the file. */
-function readAt(fd: number, buffer: Buffer, want: number, position: number): number {
-  let done = 0;
-  while (done < want) {
-    const got = readSync(fd, buffer, done, want - done, position + done);
-    if (got === 0) break;
-    done += got;
+/** Closes `fd`, ignoring a failure: the file is only read, or being dropped; nothing of it is lost. */
+function closeQuietly(fd: number): void {
+  try {
+    closeSync(fd);
+  } catch {
+    // EBADF/EIO on close: nothing to do.
   }
-  return done;
 }

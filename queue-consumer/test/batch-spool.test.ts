@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, statSync, truncateSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { crc32 } from "node:zlib";
 import { type TempDir, tempDir, thrownBy } from "@svc/testkit";
@@ -8,6 +9,7 @@ import { SpoolBody } from "../src/spool-body.ts";
 import { recordLine } from "./helpers.ts";
 
 let root: TempDir;
+const host = hostname().replace(/[^A-Za-z0-9.-]/g, "_");
 beforeAll(async () => {
   root = await tempDir("qc-spool");
 });
@@ -89,6 +91,16 @@ describe("SpoolBody", () => {
     expect(error.canRetry).toBe(false);
   });
 
+  test("an error of the line callback passes through as it is, not as the spool's", () => {
+    const body = spooled([Buffer.from("{}")]);
+    const own = new Error("the reader's own");
+    expect(() =>
+      body.forEachLine(Uint32Array.from([2]), () => {
+        throw own;
+      }),
+    ).toThrow(own);
+  });
+
   test("a file cut short under it fails the read with QUEUE_CONSUMER_SPOOL_FAILED", () => {
     const lines = [Buffer.from("{}"), Buffer.from('{"b":1}')];
     const body = spooled(lines);
@@ -106,22 +118,23 @@ describe("BatchSpool", () => {
     body.append(Buffer.from("{}"));
     body.finish();
     expect(readdirSync(own)).toEqual([spool.dir.slice(own.length + 1)]);
-    expect(spool.dir).toMatch(new RegExp(`/svc-audit-spool-${process.pid}-\\d+-[^/]+$`));
+    expect(spool.dir).toMatch(new RegExp(`/svc-audit-spool-${host}-${process.pid}-\\d+-[A-Za-z0-9]{6}$`));
     expect(readdirSync(spool.dir)).toEqual(["1.jsonl"]);
     spool.close();
     expect(readdirSync(own)).toEqual([]);
   });
 
-  test("directories of writers that died are removed at open; a live writer's and other files are kept", async () => {
+  test("directories of this host's writers that died are removed at open; a live writer's, another host's and other files are kept", async () => {
     const shared = join(root.path, "shared");
     mkdirSync(shared);
     const gone = Bun.spawn(["true"]);
     await gone.exited;
     const live = Bun.spawn(["sleep", "30"]);
     const names = {
-      deadPid: `svc-audit-spool-${gone.pid}-1700000000000-aaaaaa`,
-      thisPidEarlierStart: `svc-audit-spool-${process.pid}-1700000000000-bbbbbb`,
-      livePid: `svc-audit-spool-${live.pid}-1700000000000-cccccc`,
+      deadPid: `svc-audit-spool-${host}-${gone.pid}-1700000000000-aaaaaa`,
+      thisPidEarlierStart: `svc-audit-spool-${host}-${process.pid}-1700000000000-bbbbbb`,
+      livePid: `svc-audit-spool-${host}-${live.pid}-1700000000000-cccccc`,
+      otherHostSamePid: `svc-audit-spool-other-host-${process.pid}-1700000000000-dddddd`,
       other: "not-a-spool",
     };
     try {
@@ -132,7 +145,13 @@ describe("BatchSpool", () => {
       const sibling = BatchSpool.open(shared);
       const spool = BatchSpool.open(shared);
       expect(readdirSync(shared).sort()).toEqual(
-        [names.livePid, names.other, sibling.dir.slice(shared.length + 1), spool.dir.slice(shared.length + 1)].sort(),
+        [
+          names.livePid,
+          names.otherHostSamePid,
+          names.other,
+          sibling.dir.slice(shared.length + 1),
+          spool.dir.slice(shared.length + 1),
+        ].sort(),
       );
       spool.close();
       sibling.close();

@@ -10,8 +10,8 @@ import {
   type S3Client,
   S3ServiceException,
 } from "@aws-sdk/client-s3";
-import { hangUpListener, rejectionOf } from "@svc/testkit";
-import { PartitionBatch, putBatchObject, QueueConsumerError } from "../index.ts";
+import { hangUpListener, rejectionOf, tempDir } from "@svc/testkit";
+import { BatchSpool, PartitionBatch, putBatchObject, QueueConsumerError } from "../index.ts";
 import { crc32Checksum } from "../src/put-batch-object.ts";
 import { writerS3Client } from "../src/s3-client.ts";
 import { bodyOf, listVersions, makeLines, s3Client, stackAddresses, testNames, writerClient } from "./helpers.ts";
@@ -95,6 +95,40 @@ describe("putBatchObject", () => {
     const stored = await bodyOf(object);
     // The SDK does not decode Content-Encoding: what is stored is the gzip.
     expect(gunzipSync(stored).equals(batch.body.contents())).toBe(true);
+  });
+
+  test("a spooled batch: the PUT sends its file, stored whole with its CRC-32; its file gone, QUEUE_CONSUMER_SPOOL_FAILED, not retried", async () => {
+    const dir = await tempDir("qc-put-spool");
+    const spool = BatchSpool.open(dir.path);
+    try {
+      const spooledBatch = (firstOffset: bigint) => {
+        const batch = new PartitionBatch("svc.audit.events.v1", 4, spool.newBody());
+        makeLines(3_000).forEach((l, i) => {
+          batch.add(Buffer.from(l.line), firstOffset + BigInt(i), Date.parse("2026-11-23T08:30:00Z"), 1);
+        });
+        return batch.close();
+      };
+      const batch = spooledBatch(100_000n);
+      const written = await putBatchObject(writer, settings, batch);
+      const stored = await bodyOf(await s3.send(new GetObjectCommand({ Bucket: "svc-audit", Key: written.key })));
+      expect(stored.equals(batch.body.contents())).toBe(true);
+      expect(written.bytes).toBe(batch.body.length);
+      const head = await s3.send(
+        new HeadObjectCommand({ Bucket: "svc-audit", Key: written.key, ChecksumMode: "ENABLED" }),
+      );
+      const expected = Buffer.alloc(4);
+      expected.writeUInt32BE(crc32(stored));
+      expect(head.ChecksumCRC32).toBe(expected.toString("base64"));
+
+      const gone = spooledBatch(200_000n);
+      gone.body.discard();
+      const error = await rejectionOf(putBatchObject(writer, settings, gone), QueueConsumerError);
+      expect(error.code).toBe("QUEUE_CONSUMER_SPOOL_FAILED");
+      expect(error.canRetry).toBe(false);
+    } finally {
+      spool.close();
+      await dir.remove();
+    }
   });
 
   test("a bucket that does not exist cannot be retried; nothing answering can", async () => {

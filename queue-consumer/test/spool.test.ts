@@ -78,7 +78,7 @@ describe("spooled batches (SVC_AUDIT_BATCH_SPOOL=file)", () => {
         { timeoutMs: 20_000 },
       );
       const files = spoolFiles(spoolRoot);
-      expect(files.every((f) => f.path.includes(`/svc-audit-spool-${process.pid}-`))).toBe(true);
+      expect(files.every((f) => f.path.includes(`-${process.pid}-`))).toBe(true);
       expect(files.reduce((n, f) => n + f.bytes, 0)).toBeGreaterThanOrEqual(lineBytes - 2 * 256 * 1024);
       const produced = new Set(lines.map((l) => l.line));
       const spooled = files.flatMap((f) =>
@@ -129,12 +129,15 @@ describe("spooled batches (SVC_AUDIT_BATCH_SPOOL=file)", () => {
         { timeoutMs: 20_000 },
       );
       rmSync(spoolRoot, { recursive: true, force: true });
-      const more = makeLines(30, 4);
+      // One tenant: one partition, so exactly one batch is open when its file cannot be written.
+      const more = makeLines(30, 1);
       await producer.send(names.topic, more);
       const error = await rejectionOf(consumer.done, QueueConsumerError);
       expect(error.code).toBe("QUEUE_CONSUMER_SPOOL_FAILED");
       expect(error.canRetry).toBe(false);
       expect(await committedTotal(own.groupId)).toBe(2_000n);
+      // The batch whose file could not be written is counted as dropped (Kafka keeps its records).
+      expect(await counted(consumer.metrics.batchesDropped)).toBe(1);
 
       restarted = await startConsumer(consumerConfig(addresses, own, { SVC_AUDIT_SPOOL_DIR: spoolRoot }));
       await waitAllIndexed(sql, own.schema, 2_030, 30_000);
@@ -152,5 +155,27 @@ describe("spooled batches (SVC_AUDIT_BATCH_SPOOL=file)", () => {
       await restarted?.stop();
       await dropSchema(sql, own.schema);
     }
+  });
+  test("a spool file gone while stopping: stop() rejects with QUEUE_CONSUMER_SPOOL_FAILED and commits nothing of it", async () => {
+    const own = { ...names, groupId: `${names.groupId}-stop`, keyPrefix: `${names.keyPrefix}stop/` };
+    const spoolRoot = join(root.path, "stopping");
+    const consumer = await startConsumer(
+      consumerConfig(addresses, own, {
+        SVC_AUDIT_SPOOL_DIR: spoolRoot,
+        SVC_AUDIT_BATCH_MAX_AGE_MS: "600000",
+        SVC_AUDIT_LOG_LEVEL: "silent",
+      }),
+    );
+    // The topic holds the 2,030 records of the tests above; this group reads them all into open batches.
+    await waitFor(
+      "2,030 records read",
+      async () => ((await counted(consumer.metrics.recordsRead)) >= 2_030 ? true : undefined),
+      { timeoutMs: 20_000 },
+    );
+    rmSync(spoolRoot, { recursive: true, force: true });
+    const error = await rejectionOf(consumer.stop(), QueueConsumerError);
+    expect(error.code).toBe("QUEUE_CONSUMER_SPOOL_FAILED");
+    expect(await committedTotal(own.groupId)).toBe(0n);
+    expect(await listVersions(s3, "svc-audit", own.keyPrefix)).toEqual([]);
   });
 });
