@@ -10,6 +10,7 @@ export {
   type MetricsSource,
   serveMetrics,
 } from "./src/metrics-server.ts";
+export { isAlive } from "./src/process-alive.ts";
 export { readJsonLines, readLines } from "./src/read-lines.ts";
 export { type CommandRun, runCommand } from "./src/run-command.ts";
 export {

@@ -27,6 +27,8 @@ export interface BatchBody {
     lineLengths: Uint32Array,
     onLine: (buffer: Buffer, start: number, end: number, byteStart: number) => void,
   ): void;
+  /** Whether the bytes are gone from under it (a spool file deleted): no PUT of it can succeed. */
+  lost(): boolean;
   /** The body is no longer needed (its object is durable, or the batch was dropped). */
   discard(): void;
 }
@@ -85,6 +87,10 @@ export class MemoryBody implements BatchBody {
       onLine(this.buffer, start, start + length, start);
       start += length + 1;
     }
+  }
+
+  lost(): boolean {
+    return false;
   }
 
   discard(): void {}

@@ -1,6 +1,7 @@
 import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
+import { isAlive } from "@svc/common";
 import { QueueConsumerError } from "./errors.ts";
 import { SpoolBody } from "./spool-body.ts";
 
@@ -11,16 +12,6 @@ const NAME = /^svc-audit-spool-(.+)-(\d+)-(\d+)-[A-Za-z0-9]{6}$/;
 const HOST = hostname().replace(/[^A-Za-z0-9.-]/g, "_") || "localhost";
 /** This process's start (ms), in its spool directory's name: a later process with the same pid (a container's 1) differs. */
 const STARTED = Math.round(performance.timeOrigin);
-
-/** Whether a process `pid` exists (EPERM: it does, someone else's). */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
 
 /**
  * One writer's spool directory (docs/audit-storage.md, "Spool"): `svc-audit-spool-<host>-<pid>-<start ms>-<random>`
@@ -42,7 +33,7 @@ export class BatchSpool {
         const match = NAME.exec(name);
         if (!match || match[1] !== HOST) continue;
         const pid = Number(match[2]);
-        const stale = pid === process.pid ? Number(match[3]) !== STARTED : !alive(pid);
+        const stale = pid === process.pid ? Number(match[3]) !== STARTED : !isAlive(pid);
         if (stale) rmSync(join(root, name), { recursive: true, force: true });
       }
       return new BatchSpool(mkdtempSync(join(root, `${PREFIX}${HOST}-${process.pid}-${STARTED}-`)));

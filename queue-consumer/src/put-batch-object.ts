@@ -72,12 +72,6 @@ async function encodeBody(body: BatchBody, settings: PutSettings): Promise<Encod
   return { payload, length: body.length, crc32: body.crc32() };
 }
 
-/** Whether the PUT sent a spool file that no longer exists (no retry can send it). */
-async function spoolFileGone(payload: Buffer | Blob | undefined): Promise<boolean> {
-  if (payload === undefined || Buffer.isBuffer(payload) || !("exists" in payload)) return false;
-  return !(await (payload as Bun.BunFile).exists());
-}
-
 /** How one PUT may be ended early: the writer's signal (its partition revoked) and a time limit. */
 export interface PutLimits {
   /** Aborts the PUT (the batch is no longer this replica's to write). */
@@ -113,9 +107,8 @@ export async function putBatchObject(
   });
   const retainUntil = new Date(now.getTime() + settings.retentionDays * DAY_MS);
   let timeout: AbortSignal | undefined;
-  let body: EncodedBody | undefined;
   try {
-    body = await encodeBody(batch.body, settings);
+    const body = await encodeBody(batch.body, settings);
     // The limit is the request's own: it starts once the body is ready (gzip of a large batch is not S3's time).
     timeout = limits.timeoutMs === undefined ? undefined : AbortSignal.timeout(limits.timeoutMs);
     const signals = [limits.signal, timeout].filter((s): s is AbortSignal => s !== undefined);
@@ -159,7 +152,7 @@ export async function putBatchObject(
   } catch (error) {
     if (error instanceof QueueConsumerError) throw error;
     // Before the timeout's check: a PUT of a vanished spool file stops the writer instead of being retried.
-    if (await spoolFileGone(body?.payload)) {
+    if (batch.body.lost()) {
       throw new QueueConsumerError(
         "QUEUE_CONSUMER_SPOOL_FAILED",
         `PUT ${settings.bucket}/${key}: its spool file is gone`,

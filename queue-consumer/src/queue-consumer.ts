@@ -127,13 +127,7 @@ export async function startConsumer(
     throw error;
   }
   const s3 = writerS3Client(config.s3);
-  const putSettings = {
-    bucket: config.bucket,
-    keyPrefix: config.keyPrefix,
-    retentionDays: config.retentionDays,
-    compression: config.compression,
-    payloadSigning: config.s3.payloadSigning,
-  };
+  const putSettings = { ...config, payloadSigning: config.s3.payloadSigning };
 
   const writers = new Map<number, PartitionWriter>();
   const ageTimer = new BatchAgeTimer(config.batch.maxAgeMs, () => writers.values());

@@ -1,4 +1,4 @@
-import { closeSync, openSync, readFileSync, readSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, existsSync, openSync, readFileSync, readSync, unlinkSync, writeSync } from "node:fs";
 import type { BatchBody } from "./batch-body.ts";
 import { QueueConsumerError } from "./errors.ts";
 
@@ -112,6 +112,10 @@ export class SpoolBody implements BatchBody {
     } finally {
       closeQuietly(fd);
     }
+  }
+
+  lost(): boolean {
+    return !existsSync(this.path);
   }
 
   discard(): void {

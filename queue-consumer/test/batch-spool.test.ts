@@ -129,35 +129,31 @@ describe("BatchSpool", () => {
     mkdirSync(shared);
     const gone = Bun.spawn(["true"]);
     await gone.exited;
-    const live = Bun.spawn(["sleep", "30"]);
     const names = {
       deadPid: `svc-audit-spool-${host}-${gone.pid}-1700000000000-aaaaaa`,
       thisPidEarlierStart: `svc-audit-spool-${host}-${process.pid}-1700000000000-bbbbbb`,
-      livePid: `svc-audit-spool-${host}-${live.pid}-1700000000000-cccccc`,
+      // The test runner's parent: alive for as long as this test runs.
+      livePid: `svc-audit-spool-${host}-${process.ppid}-1700000000000-cccccc`,
       otherHostSamePid: `svc-audit-spool-other-host-${process.pid}-1700000000000-dddddd`,
       other: "not-a-spool",
     };
-    try {
-      for (const name of Object.values(names)) {
-        mkdirSync(join(shared, name));
-        writeFileSync(join(shared, name, "1.jsonl"), "{}\n");
-      }
-      const sibling = BatchSpool.open(shared);
-      const spool = BatchSpool.open(shared);
-      expect(readdirSync(shared).sort()).toEqual(
-        [
-          names.livePid,
-          names.otherHostSamePid,
-          names.other,
-          sibling.dir.slice(shared.length + 1),
-          spool.dir.slice(shared.length + 1),
-        ].sort(),
-      );
-      spool.close();
-      sibling.close();
-    } finally {
-      live.kill();
+    for (const name of Object.values(names)) {
+      mkdirSync(join(shared, name));
+      writeFileSync(join(shared, name, "1.jsonl"), "{}\n");
     }
+    const sibling = BatchSpool.open(shared);
+    const spool = BatchSpool.open(shared);
+    expect(readdirSync(shared).sort()).toEqual(
+      [
+        names.livePid,
+        names.otherHostSamePid,
+        names.other,
+        sibling.dir.slice(shared.length + 1),
+        spool.dir.slice(shared.length + 1),
+      ].sort(),
+    );
+    spool.close();
+    sibling.close();
   });
 
   test("a root that cannot be a directory fails with QUEUE_CONSUMER_SPOOL_FAILED naming it", () => {

@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { closeSync, existsSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { waitFor } from "@svc/common";
+import { isAlive, waitFor } from "@svc/common";
 import { StackError } from "./errors.ts";
 import { isZombie, startTimeOf } from "./proc-process.ts";
 
@@ -89,15 +89,6 @@ export function isRunning(record: PidRecord): boolean {
 export function livePid(pidFile: string): number | undefined {
   const record = readPidRecord(pidFile);
   return record !== undefined && isRunning(record) ? record.pid : undefined;
-}
-
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 const hasExited = (pid: number) => !isAlive(pid) || isZombie(pid);

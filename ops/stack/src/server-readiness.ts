@@ -1,6 +1,5 @@
-import { waitFor } from "@svc/common";
+import { isAlive, waitFor } from "@svc/common";
 import type { StackContext, StackService } from "./context.ts";
-import { isAlive } from "./daemon.ts";
 import { StackError } from "./errors.ts";
 import { describeHolders, portListeners } from "./port-holder.ts";
 import { logFileOf } from "./state-files.ts";

@@ -2,7 +2,8 @@ import { afterEach, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { isAlive, livePid, parsePidRecord, readPidRecord, spawnDaemon, stopDaemon } from "../src/daemon.ts";
+import { isAlive } from "@svc/common";
+import { livePid, parsePidRecord, readPidRecord, spawnDaemon, stopDaemon } from "../src/daemon.ts";
 import { startTimeOf } from "../src/proc-process.ts";
 
 const dirs: string[] = [];

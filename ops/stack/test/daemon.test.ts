@@ -2,8 +2,8 @@ import { afterEach, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { waitFor } from "@svc/common";
-import { isAlive, readPid, spawnDaemon, stopDaemon } from "../src/daemon.ts";
+import { isAlive, waitFor } from "@svc/common";
+import { readPid, spawnDaemon, stopDaemon } from "../src/daemon.ts";
 import { StackError } from "../src/errors.ts";
 
 /** Directories of the running test, deleted after it. */

@@ -11,6 +11,7 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, statSync, writeFileS
 import { join } from "node:path";
 import { V1MicroTime } from "@kubernetes/client-node";
 import type { Admin } from "@platformatic/kafka";
+import { isAlive } from "@svc/common";
 import { loadKubeConfig } from "@svc/kube";
 import {
   bucketPrefix,
@@ -33,7 +34,7 @@ import { auditPageTokenKeyFile, ensureAuditPageTokenKey } from "../src/audit-fil
 import { SERVICES_PORT_SPAN } from "../src/config.ts";
 import type { StackContext } from "../src/context.ts";
 import { createContext } from "../src/context-factory.ts";
-import { isAlive, livePid, spawnDaemon } from "../src/daemon.ts";
+import { livePid, spawnDaemon } from "../src/daemon.ts";
 import { StackError } from "../src/errors.ts";
 import { freePort } from "../src/free-port.ts";
 import { isPortFree } from "../src/port-check.ts";

@@ -1,8 +1,9 @@
 import { expect, test } from "bun:test";
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { isAlive } from "@svc/common";
 import { rejectionOf } from "@svc/testkit";
-import { isAlive, livePid, stopDaemon } from "../src/daemon.ts";
+import { livePid, stopDaemon } from "../src/daemon.ts";
 import { StackError } from "../src/errors.ts";
 import { freePort } from "../src/free-port.ts";
 import { startServer } from "../src/start-server.ts";
