@@ -12,6 +12,11 @@
 
 const SIGNATURE = Buffer.from("PGCOPY\n\xff\r\n\0", "latin1");
 const TWO_32 = 2 ** 32;
+/** Element types of the arrays written (`pg_type.oid`, fixed since PostgreSQL's first releases). */
+const TEXT_OID = 25;
+const TIMESTAMPTZ_OID = 1184;
+/** ndim, flags, element type, then the one dimension's length and lower bound: five int32. */
+const ARRAY_HEADER_BYTES = 20;
 
 export class BinaryCopyRows {
   #buffer: Buffer;
@@ -82,6 +87,36 @@ export class BinaryCopyRows {
     this.#room(8);
     this.#at = this.#buffer.writeInt32BE(4, this.#at);
     this.#at = this.#buffer.writeInt32BE(value, this.#at);
+  }
+
+  /**
+   * A one-dimensional array's header (`array_send`'s layout: dimensions, no-NULLs flag, element type, length and
+   * lower bound 1) after a placeholder for the field's length; returns where that length goes.
+   */
+  #arrayHeader(length: number, elementOid: number): number {
+    this.#room(4 + ARRAY_HEADER_BYTES);
+    const lengthAt = this.#at;
+    let at = lengthAt + 4;
+    at = this.#buffer.writeInt32BE(1, at);
+    at = this.#buffer.writeInt32BE(0, at);
+    at = this.#buffer.writeInt32BE(elementOid, at);
+    at = this.#buffer.writeInt32BE(length, at);
+    this.#at = this.#buffer.writeInt32BE(1, at);
+    return lengthAt;
+  }
+
+  /** A `timestamptz[]` field (no NULLs) from microseconds since 2000-01-01 UTC, safe integers. */
+  timestamptzArray(values: readonly number[]): void {
+    const lengthAt = this.#arrayHeader(values.length, TIMESTAMPTZ_OID);
+    for (const value of values) this.int64(value);
+    this.#buffer.writeInt32BE(this.#at - lengthAt - 4, lengthAt);
+  }
+
+  /** A `text[]` field (no NULLs), each element as `text` writes it. */
+  textArray(values: readonly string[]): void {
+    const lengthAt = this.#arrayHeader(values.length, TEXT_OID);
+    for (const value of values) this.text(value);
+    this.#buffer.writeInt32BE(this.#at - lengthAt - 4, lengthAt);
   }
 
   /** The payload, ended: a view of the buffer, so add no row after it. */

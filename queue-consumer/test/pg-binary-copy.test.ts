@@ -93,4 +93,31 @@ describe("BinaryCopyRows", () => {
       Buffer.concat([Buffer.from([0, 0, 0, 5]), Buffer.from("a\uFFFDb", "utf8")]),
     );
   });
+
+  test("arrays: array_send's header (1 dimension, no NULLs, element type, length, lower bound 1), then the elements", () => {
+    const rows = new BinaryCopyRows(1);
+    rows.timestamptzArray([1, -(2 ** 40)]);
+    rows.textArray(["a", "é", ""]);
+    rows.textArray([]);
+    const header = (oid: number, length: number, bytes: number) => {
+      const out = Buffer.alloc(24);
+      out.writeInt32BE(bytes, 0);
+      out.writeInt32BE(1, 4);
+      out.writeInt32BE(0, 8);
+      out.writeInt32BE(oid, 12);
+      out.writeInt32BE(length, 16);
+      out.writeInt32BE(1, 20);
+      return out;
+    };
+    expect(rows.end().subarray(HEADER.length, -2)).toEqual(
+      Buffer.concat([
+        header(1184, 2, 20 + 24),
+        int8Field(1n),
+        int8Field(-(2n ** 40n)),
+        header(25, 3, 20 + 5 + 6 + 4),
+        Buffer.from([0, 0, 0, 1, 0x61, 0, 0, 0, 2, 0xc3, 0xa9, 0, 0, 0, 0]),
+        header(25, 0, 20),
+      ]),
+    );
+  });
 });
