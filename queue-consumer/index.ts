@@ -10,7 +10,15 @@ export {
 export { ConsumerMetrics } from "./src/consumer-metrics.ts";
 export { QUEUE_CONSUMER_ERROR_CODES, QueueConsumerError, type QueueConsumerErrorCode } from "./src/errors.ts";
 export { type IndexFields, indexFields } from "./src/index-fields.ts";
-export { ensureIndexSchema, INDEX_SCHEMA_VERSION, INDEX_TABLES, indexSchemaDdl } from "./src/index-schema.ts";
+export {
+  ensureIndexSchema,
+  INDEX_SCHEMA_VERSION,
+  INDEX_TABLES,
+  INDEX_VERSION_SETTING,
+  indexSchemaDdl,
+  principalPostingsInsert,
+  WRITER_VERSION_REFUSED,
+} from "./src/index-schema.ts";
 export { objectKey } from "./src/object-key.ts";
 export { type OffsetGap, OffsetGapWatch, type PartitionPosition } from "./src/offset-gaps.ts";
 export {

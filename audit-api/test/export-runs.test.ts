@@ -12,6 +12,7 @@ import type { AuditQuery } from "../src/query-request.ts";
 import { MARK_BYTES } from "../src/run-reader.ts";
 import {
   byTimeThenId,
+  insertIndexRows,
   sampleRecord,
   sealBatch,
   storeBatch,
@@ -207,9 +208,10 @@ async function handRows(badTenant: string, rows: { id: string; start: number; le
     object_id: string;
   }[];
   for (const [i, row] of rows.entries()) {
-    await sql.unsafe(
-      `INSERT INTO "${names.schema}".events (id, tenant_id, time, principal_id, action, result, resource, object_id,
-         byte_start, byte_length) VALUES ($1, $2, $3, 'p', 'a', 'OK', 'r', $4, $5, $6)`,
+    await insertIndexRows(
+      sql,
+      names.schema,
+      `SELECT $1, $2, $3::timestamptz, 'p', 'a', 'OK', 'r', $4::bigint, $5::bigint, $6::int`,
       [
         row.id,
         badTenant,

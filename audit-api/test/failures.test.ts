@@ -14,6 +14,7 @@ import { type AuditApi, AuditApiError, BLOCK_BYTES, DiskBlocks, parseAuditApiCon
 import {
   AUTH_DISABLED,
   apiEnv,
+  insertIndexRows,
   sampleRecord,
   sealBatch,
   storeBatch,
@@ -97,9 +98,10 @@ test("lines whose id is not the first member or needs escaping pass the id check
 });
 
 async function indexRow(tenant: string, id: string, objectId: string, byteStart: number, byteLength: number) {
-  await sql.unsafe(
-    `INSERT INTO "${names.schema}".events (id, tenant_id, time, principal_id, action, result, resource, object_id,
-       byte_start, byte_length) VALUES ($1, $2, $3, 'p', 'a', 'OK', 'r', $4, $5, $6)`,
+  await insertIndexRows(
+    sql,
+    names.schema,
+    `SELECT $1, $2, $3::timestamptz, 'p', 'a', 'OK', 'r', $4::bigint, $5::bigint, $6::int`,
     [id, tenant, new Date(T0).toISOString(), objectId, byteStart, byteLength],
   );
 }

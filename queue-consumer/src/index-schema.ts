@@ -5,6 +5,7 @@ import { QueueConsumerError } from "./errors.ts";
 export const INDEX_TABLES = {
   objects: "objects",
   events: "events",
+  principalEvents: "principal_events",
   counts: "counts",
   countsHour: "counts_hour",
   marks: "marks",
@@ -12,7 +13,17 @@ export const INDEX_TABLES = {
 } as const;
 
 /** The schema version this package writes; the audit API can refuse an index older than the one it reads. */
-export const INDEX_SCHEMA_VERSION = 4;
+export const INDEX_SCHEMA_VERSION = 5;
+
+/**
+ * The transaction setting a writer of version 5 or later sets before it inserts events (`set_config(…, true)`): the
+ * schema's statement trigger refuses inserts into `events` without it, so a version 4 writer still running after
+ * the migration cannot add events without their principal postings (docs/audit-storage.md, "Principal postings").
+ */
+export const INDEX_VERSION_SETTING = "svc_audit.index_version";
+
+/** SQLSTATE of the trigger's refusal: `check_violation`, a class a version 4 writer does not retry. */
+export const WRITER_VERSION_REFUSED = "23514";
 
 const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
 
@@ -32,7 +43,9 @@ export function qualifiedTable(schema: string, table: keyof typeof INDEX_TABLES)
  * `(tenant_id, time, id)` index. Version 3 adds `counts_hour`, the hourly tier of the `counts` rollup, so a count
  * over days sums hours instead of minutes (docs/audit-storage.md, "Index"). Version 4 declares the text columns
  * of `events` and the rollups `COLLATE "C"`: the index orders ids as bytes (as the audit API merges them with the
- * fresh tail) whatever the database's default collation, and compares keys without a locale.
+ * fresh tail) whatever the database's default collation, and compares keys without a locale. Version 5 replaces
+ * the principal B-tree on `events` by `principal_events` postings the writer copies per batch, and refuses event
+ * inserts of a writer that does not add them (docs/audit-storage.md, "Principal postings").
  */
 export function indexSchemaDdl(schema: string): string[] {
   const t = (table: keyof typeof INDEX_TABLES) => qualifiedTable(schema, table);
@@ -49,7 +62,21 @@ export function indexSchemaDdl(schema: string): string[] {
        principal_id text COLLATE "C" NOT NULL, action text COLLATE "C" NOT NULL, result text COLLATE "C" NOT NULL,
        resource text COLLATE "C" NOT NULL, object_id bigint NOT NULL, byte_start bigint NOT NULL, byte_length int NOT NULL,
        CONSTRAINT events_tenant_time_id PRIMARY KEY (tenant_id, time, id))`,
-    `CREATE INDEX IF NOT EXISTS events_tenant_principal_time ON ${t("events")} (tenant_id, principal_id, time, id)`,
+    `CREATE TABLE IF NOT EXISTS ${t("principalEvents")} (
+       tenant_id text COLLATE "C" NOT NULL, principal_id text COLLATE "C" NOT NULL, minute timestamptz NOT NULL,
+       times timestamptz[] NOT NULL, ids text[] COLLATE "C" NOT NULL)`,
+    `CREATE INDEX IF NOT EXISTS principal_events_key ON ${t("principalEvents")} (tenant_id, principal_id, minute)`,
+    `CREATE OR REPLACE FUNCTION "${schema}".events_writer_version() RETURNS trigger LANGUAGE plpgsql AS $f$
+     BEGIN
+       IF coalesce(substring(current_setting('${INDEX_VERSION_SETTING}', true) FROM '^[0-9]{1,9}$')::int, 0) < 5 THEN
+         RAISE EXCEPTION 'events of index schema ${schema} are inserted by a writer of schema version 5 or later'
+           USING ERRCODE = '${WRITER_VERSION_REFUSED}',
+                 HINT = 'it sets ${INDEX_VERSION_SETTING} and adds the principal postings (docs/audit-storage.md)';
+       END IF;
+       RETURN NULL;
+     END $f$`,
+    `CREATE OR REPLACE TRIGGER events_writer_version BEFORE INSERT ON ${t("events")}
+       FOR EACH STATEMENT EXECUTE FUNCTION "${schema}".events_writer_version()`,
     `CREATE TABLE IF NOT EXISTS ${t("counts")} (
        tenant_id text COLLATE "C" NOT NULL, minute timestamptz NOT NULL, principal_id text COLLATE "C" NOT NULL,
        action text COLLATE "C" NOT NULL, result text COLLATE "C" NOT NULL, n bigint NOT NULL, PRIMARY KEY (tenant_id, minute, principal_id, action, result))`,
@@ -108,6 +135,32 @@ function migrateV3ToV4(schema: string): string[] {
 }
 
 /**
+ * Version 4 → 5 on an existing schema, after the DDL created the empty `principal_events` and the writer-version
+ * trigger: `events` is locked against writes, its rows grouped into postings (per tenant, principal and UTC minute,
+ * as the writer groups a batch's), and the principal B-tree they replace is dropped.
+ */
+function migrateV4ToV5(schema: string): string[] {
+  const events = qualifiedTable(schema, "events");
+  return [
+    `LOCK TABLE ${events} IN EXCLUSIVE MODE`,
+    principalPostingsInsert(schema, events),
+    `DROP INDEX IF EXISTS "${schema}".events_tenant_principal_time`,
+  ];
+}
+
+/**
+ * SQL adding the principal postings of the event rows in `rows` (a table, or a `WITH` name holding `tenant_id`,
+ * `principal_id`, `time` and `id`): one `principal_events` row per tenant, principal and UTC minute. For rows indexed
+ * other than by the writer's copy (the migration, a test's or a bench's own rows); each event must be added once.
+ */
+export function principalPostingsInsert(schema: string, rows: string): string {
+  return `INSERT INTO ${qualifiedTable(schema, "principalEvents")} (tenant_id, principal_id, minute, times, ids)
+    SELECT tenant_id, principal_id, date_bin('1 minute', time, '0001-01-01T00:00:00Z'), array_agg(time ORDER BY time, id),
+           array_agg(id ORDER BY time, id)
+    FROM ${rows} GROUP BY 1, 2, 3`;
+}
+
+/**
  * Whether the database's default collation orders text as the C collation does (libc `C` or `POSIX`; the provider
  * column, PostgreSQL 15 on, read through `to_jsonb` so that older servers, libc only, answer too).
  */
@@ -147,6 +200,7 @@ export async function ensureIndexSchema(sql: SQL, schema: string): Promise<void>
       if (version >= 1 && version <= 3 && !(await defaultCollationIsC(tx))) {
         for (const statement of migrateV3ToV4(schema)) await tx.unsafe(statement);
       }
+      if (version >= 1 && version <= 4) for (const statement of migrateV4ToV5(schema)) await tx.unsafe(statement);
       await tx.unsafe(
         `INSERT INTO ${migrations} (version) VALUES (${INDEX_SCHEMA_VERSION}) ON CONFLICT (version) DO NOTHING`,
       );

@@ -28,10 +28,10 @@ class RollupCounter {
   readonly rows: RollupRow[] = [];
 
   add(counted: Counted, bin: number, n: number): void {
-    const byPrincipal = child(this.root, counted.tenant_id);
-    const byAction = child(byPrincipal, counted.principal_id);
-    const byResult = child(byAction, counted.action);
-    const byBin = child(byResult, counted.result);
+    const byPrincipal = childMap(this.root, counted.tenant_id);
+    const byAction = childMap(byPrincipal, counted.principal_id);
+    const byResult = childMap(byAction, counted.action);
+    const byBin = childMap(byResult, counted.result);
     const row = byBin.get(bin);
     if (row) {
       row.n += n;
@@ -50,7 +50,8 @@ class RollupCounter {
   }
 }
 
-function child<K, V extends Map<unknown, unknown>>(parent: Map<K, V>, key: K): V {
+/** The map under `key` in `parent`, added empty when missing (one level of nested grouping maps). */
+export function childMap<K, V extends Map<unknown, unknown>>(parent: Map<K, V>, key: K): V {
   let found = parent.get(key);
   if (found === undefined) {
     found = new Map() as V;

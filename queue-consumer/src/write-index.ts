@@ -1,8 +1,10 @@
 import type { SQL, TransactionSQL } from "bun";
 import { QueueConsumerError } from "./errors.ts";
+import { INDEX_SCHEMA_VERSION, INDEX_VERSION_SETTING } from "./index-schema.ts";
 import type { IndexedEvent, SealedBatch } from "./partition-batch.ts";
 import { integerArrayLiteral, textArrayLiteral } from "./pg-array-literal.ts";
 import { BinaryCopyRows } from "./pg-binary-copy.ts";
+import { principalPostingRows } from "./principal-postings.ts";
 import type { WrittenObject } from "./put-batch-object.ts";
 import { rollupColumns, rollups } from "./rollup-counts.ts";
 
@@ -150,8 +152,15 @@ function canRetryIndex(error: unknown): boolean {
   return true;
 }
 
+/** Sends `payload` (binary `COPY` rows) to a `COPY … FROM STDIN`; resolves once stored, rejects with the server's error. */
+async function copyIn(copy: SQL.Query<unknown>, payload: Buffer): Promise<void> {
+  const writer = copy.writable().getWriter();
+  await writer.write(payload);
+  await writer.close();
+}
+
 /**
- * Copies a chunk's events in (binary `COPY`) and adds them to the rollups, grouped here, inside a savepoint.
+ * Copies a chunk's events in (binary `COPY`) with their principal postings and adds them to the rollups, grouped here, inside a savepoint.
  * False, with nothing stored, when an event was indexed before (23505) or a time must go in as text (`pgMicros`).
  */
 async function copyEvents(
@@ -165,13 +174,16 @@ async function copyEvents(
   if (micros === undefined) return false;
   return await tx
     .savepoint(async (sp) => {
-      const copy = sp`
-        COPY ${table("events")} (id, tenant_id, time, principal_id, action, result, resource, object_id, byte_start,
-                                 byte_length)
-        FROM STDIN (FORMAT binary)`;
-      const writer = copy.writable().getWriter();
-      await writer.write(eventRows(chunk, micros, objectId));
-      await writer.close(); // resolves once the rows are stored, rejects with the server's error
+      await copyIn(
+        sp`COPY ${table("events")} (id, tenant_id, time, principal_id, action, result, resource, object_id, byte_start,
+                                    byte_length)
+           FROM STDIN (FORMAT binary)`,
+        eventRows(chunk, micros, objectId),
+      );
+      await copyIn(
+        sp`COPY ${table("principal_events")} (tenant_id, principal_id, minute, times, ids) FROM STDIN (FORMAT binary)`,
+        principalPostingRows(chunk, micros),
+      );
       const counted = rollups(chunk);
       const minutes = rollupColumns(counted.minutes, backslashes);
       const hours = rollupColumns(counted.hours, backslashes);
@@ -197,7 +209,7 @@ async function copyEvents(
 
 /**
  * Inserts the chunk's events not indexed before (`ON CONFLICT (tenant_id, time, id) DO NOTHING`, times as text)
- * and adds exactly those to the rollups, in one statement. Returns how many were inserted.
+ * and adds exactly those to the principal postings and the rollups, in one statement. Returns how many were inserted.
  */
 async function insertNewEvents(
   tx: TransactionSQL,
@@ -220,7 +232,12 @@ async function insertNewEvents(
              ${objectId.toString()}::bigint, byte_start, byte_length
       FROM input
       ON CONFLICT (tenant_id, time, id) DO NOTHING
-      RETURNING tenant_id, time, principal_id, action, result
+      RETURNING id, tenant_id, time, principal_id, action, result
+    ), postings AS (
+      INSERT INTO ${table("principal_events")} (tenant_id, principal_id, minute, times, ids)
+      SELECT tenant_id, principal_id, date_bin('1 minute', time, ${UTC_ORIGIN}::timestamptz), array_agg(time), array_agg(id)
+      FROM inserted
+      GROUP BY 1, 2, 3
     ), rolled AS (
       INSERT INTO ${table("counts")} AS c (tenant_id, minute, principal_id, action, result, n)
       SELECT tenant_id, date_bin('1 minute', time, ${UTC_ORIGIN}::timestamptz), principal_id, action, result, count(*)
@@ -234,15 +251,16 @@ async function insertNewEvents(
       GROUP BY 1, 2, 3, 4, 5
       ON CONFLICT (tenant_id, hour, principal_id, action, result) DO UPDATE SET n = h.n + excluded.n
     )
-    -- rolled and hourly run to completion unread (PostgreSQL runs every data-modifying WITH once)
+    -- postings, rolled and hourly run to completion unread (PostgreSQL runs every data-modifying WITH once)
     SELECT (SELECT count(*) FROM inserted)::int AS inserted`;
   return (counted as { inserted: number }).inserted;
 }
 
 /**
  * Indexes one written batch in one transaction (docs/audit-storage.md, "Write, per batch, after the PUT"):
- * the `objects` row (`written_at` = the PUT's acknowledgement); the event rows in bulk, by a binary `COPY` with
- * the writer's own rollups, or — on a duplicate, or a time PostgreSQL would bin otherwise — by an INSERT from
+ * the `objects` row (`written_at` = the PUT's acknowledgement, and the transaction's `svc_audit.index_version`,
+ * without which the schema refuses event rows); the event rows in bulk, by a binary `COPY` with their principal
+ * postings and the writer's own rollups, or — on a duplicate, or a time PostgreSQL would bin otherwise — by an INSERT from
  * `unnest` of column arrays with `ON CONFLICT (tenant_id, time, id) DO NOTHING`, so an event indexed before keeps
  * its first (object, byte range), and the `counts` (minute) and `counts_hour` rollups of exactly the rows
  * inserted; and `marks.indexed_through` (never lowered: a former owner of the partition may finish a batch after
@@ -267,7 +285,8 @@ export async function writeBatchIndex(
                 ${object.bytes}, ${batch.minTime ?? null}::timestamptz, ${batch.maxTime ?? null}::timestamptz,
                 ${object.writtenAt.toISOString()}::timestamptz)
         ON CONFLICT (bucket, key, version_id) DO UPDATE SET records = excluded.records
-        RETURNING object_id::text AS object_id`;
+        RETURNING object_id::text AS object_id,
+                  set_config(${INDEX_VERSION_SETTING}, ${String(INDEX_SCHEMA_VERSION)}, true) AS index_version`;
       const objectId = BigInt((row as { object_id: string }).object_id);
       let inserted = 0;
       for (let start = 0; start < events.length; start += EVENTS_PER_COPY) {

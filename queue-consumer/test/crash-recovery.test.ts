@@ -86,7 +86,7 @@ describe("kill -9 between PUT and offset commit", () => {
         { timeoutMs: 40_000, abort: () => (second.exitCode !== null ? new Error("consumer exited") : undefined) },
       );
       const facts = await indexFacts(sql, names.schema);
-      expect(facts).toMatchObject({ events: 300, distinctIds: 300, counted: 300 });
+      expect(facts).toMatchObject({ events: 300, distinctIds: 300, counted: 300, posted: 300, strays: 0 });
       const versions = await listVersions(s3, "svc-audit", names.keyPrefix);
       for (const key of new Set(firstKeys)) {
         expect(versions.filter((v) => v.Key === key).length).toBeGreaterThanOrEqual(2);

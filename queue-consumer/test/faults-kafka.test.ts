@@ -19,7 +19,7 @@ describeWithServers("queue-consumer with a private Kafka broker (restarted)", ()
     await harness.server.start();
     await harness.producer.send(names.topic, lines.slice(1000));
     const facts = await waitAllIndexed(sql, names.schema, lines.length, 90_000);
-    expect(facts).toMatchObject({ events: 2000, distinctIds: 2000, counted: 2000 });
+    expect(facts).toMatchObject({ events: 2000, distinctIds: 2000, counted: 2000, posted: 2000, strays: 0 });
   }, 180_000);
 
   test("a batch's commit meets a stopped broker: the session is replaced, stop() returns, and nothing is lost", async () => {
@@ -62,7 +62,7 @@ describeWithServers("queue-consumer with a private Kafka broker (restarted)", ()
     await harness.server.start();
     await harness.consumerOn(names);
     const facts = await waitAllIndexed(sql, names.schema, lines.length, 90_000);
-    expect(facts).toMatchObject({ events: 600, distinctIds: 600, counted: 600 });
+    expect(facts).toMatchObject({ events: 600, distinctIds: 600, counted: 600, posted: 600, strays: 0 });
   }, 240_000);
 
   test("the broker frozen past the session timeout: heartbeats stall, the session is replaced, nothing is lost", async () => {
@@ -86,6 +86,6 @@ describeWithServers("queue-consumer with a private Kafka broker (restarted)", ()
     }
     await harness.producer.send(names.topic, lines.slice(300));
     const facts = await waitAllIndexed(sql, names.schema, lines.length, 90_000);
-    expect(facts).toMatchObject({ events: 600, distinctIds: 600, counted: 600 });
+    expect(facts).toMatchObject({ events: 600, distinctIds: 600, counted: 600, posted: 600, strays: 0 });
   }, 180_000);
 });

@@ -44,7 +44,7 @@ describeWithServers("queue-consumer with a private MinIO (stopped and started ag
     await harness.server.start();
     await harness.producer.send(names.topic, lines.slice(2000));
     const facts = await waitAllIndexed(sql, names.schema, lines.length, 60_000);
-    expect(facts).toMatchObject({ events: 3000, distinctIds: 3000, counted: 3000 });
+    expect(facts).toMatchObject({ events: 3000, distinctIds: 3000, counted: 3000, posted: 3000, strays: 0 });
   }, 150_000);
 
   test("MinIO frozen (SIGSTOP): a PUT without an answer times out and is retried; after SIGCONT nothing is lost", async () => {
@@ -80,7 +80,7 @@ describeWithServers("queue-consumer with a private MinIO (stopped and started ag
     }
     await harness.producer.send(names.topic, lines.slice(900));
     const facts = await waitAllIndexed(sql, names.schema, lines.length, 60_000);
-    expect(facts).toMatchObject({ events: 1200, distinctIds: 1200, counted: 1200 });
+    expect(facts).toMatchObject({ events: 1200, distinctIds: 1200, counted: 1200, posted: 1200, strays: 0 });
     await consumer.stop();
   }, 150_000);
 });

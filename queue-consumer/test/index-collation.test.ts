@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { randomName } from "@svc/testkit";
 import { SQL } from "bun";
 import { ensureIndexSchema, indexSchemaDdl, writeBatchIndex } from "../index.ts";
-import { batchOf, dropSchema, stackAddresses, writtenObject } from "./helpers.ts";
+import { batchOf, dropSchema, indexFacts, stackAddresses, writtenObject } from "./helpers.ts";
 
 const admin = new SQL({ url: stackAddresses().pgUrl, max: 1 });
 const database = randomName("t_qc_icu").replaceAll("-", "_");
@@ -22,10 +22,19 @@ const TEXT_COLUMNS = {
   events: ["action", "id", "principal_id", "resource", "result", "tenant_id"],
   counts: ["action", "principal_id", "result", "tenant_id"],
   counts_hour: ["action", "principal_id", "result", "tenant_id"],
+  principal_events: ["ids", "principal_id", "tenant_id"],
 };
 
-/** The version 3 DDL: today's without the collation clauses. */
-const versionThreeDdl = (schema: string) => indexSchemaDdl(schema).map((ddl) => ddl.replaceAll(' COLLATE "C"', ""));
+/**
+ * The version 3 DDL: today's without the collation clauses and version 5's principal postings and writer check, with
+ * the principal B-tree version 5 drops.
+ */
+const versionThreeDdl = (schema: string) => [
+  ...indexSchemaDdl(schema)
+    .filter((ddl) => !/principal_events|events_writer_version/.test(ddl))
+    .map((ddl) => ddl.replaceAll(' COLLATE "C"', "")),
+  `CREATE INDEX events_tenant_principal_time ON "${schema}".events (tenant_id, principal_id, time, id)`,
+];
 
 async function createVersionThree(sql: SQL, schema: string): Promise<void> {
   for (const ddl of versionThreeDdl(schema)) await sql.unsafe(ddl);
@@ -37,7 +46,8 @@ async function collations(sql: SQL, schema: string): Promise<Record<string, Reco
   const rows = await sql`SELECT c.relname AS table, a.attname AS column, co.collname AS collation
     FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
     JOIN pg_collation co ON co.oid = a.attcollation
-    WHERE n.nspname = ${schema} AND c.relname IN ('events', 'counts', 'counts_hour') AND a.attnum > 0
+    WHERE n.nspname = ${schema} AND c.relname IN ('events', 'counts', 'counts_hour', 'principal_events')
+      AND a.attnum > 0
     ORDER BY 1, 2`;
   const byTable: Record<string, Record<string, string>> = {};
   for (const row of rows as { table: string; column: string; collation: string }[]) {
@@ -112,18 +122,19 @@ describe("the index's collation", () => {
     expect(await idsInIndexOrder(icu, schema)).toEqual(["_z", "a-1", "B-1", "Z"]);
     await ensureIndexSchema(icu, schema);
     const versions = await icu.unsafe(`SELECT version FROM "${schema}".schema_migrations ORDER BY 1`);
-    expect(versions.map((row: { version: number }) => row.version)).toEqual([3, 4]);
+    expect(versions.map((row: { version: number }) => row.version)).toEqual([3, 5]);
     expect(await collations(icu, schema)).toEqual(allC);
     expect(await idsInIndexOrder(icu, schema)).toEqual(BYTE_ORDER);
     expect(await idsAfter(icu, schema, "Z")).toEqual(["_z", "a-1"]);
+    expect(await indexFacts(icu, schema)).toMatchObject({ events: 4, posted: 4, strays: 0 });
   });
 
-  test("a version 3 index on a C database reaches version 4 without rebuilding an index", async () => {
+  test("a version 3 index on a C database reaches version 5 without rebuilding an index it keeps", async () => {
     const [{ collate }] = await admin`SELECT datcollate AS collate FROM pg_database WHERE datname = current_database()`;
     expect(collate).toBe("C");
     const schema = randomName("t_qc_v3c").replaceAll("-", "_");
     await createVersionThree(admin, schema);
-    const files = async () =>
+    const files = async (): Promise<string[]> =>
       (
         await admin`SELECT c.relname AS name, c.relfilenode AS file FROM pg_class c
           JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = ${schema} AND c.relkind = 'i' ORDER BY 1`
@@ -133,8 +144,13 @@ describe("the index's collation", () => {
       expect(before.length).toBeGreaterThan(4);
       await ensureIndexSchema(admin, schema);
       const versions = await admin.unsafe(`SELECT version FROM "${schema}".schema_migrations ORDER BY 1`);
-      expect(versions.map((row: { version: number }) => row.version)).toEqual([3, 4]);
-      expect(await files()).toEqual(before);
+      expect(versions.map((row: { version: number }) => row.version)).toEqual([3, 5]);
+      // version 5 drops the principal B-tree and adds the postings' index; every other index keeps its file
+      const after = await files();
+      expect(after.filter((file) => !file.startsWith("principal_events_key:"))).toEqual(
+        before.filter((file) => !file.startsWith("events_tenant_principal_time:")),
+      );
+      expect(after.length).toBe(before.length);
     } finally {
       await dropSchema(admin, schema);
     }

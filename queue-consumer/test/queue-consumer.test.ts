@@ -56,7 +56,7 @@ describe("startConsumer", () => {
         { timeoutMs: 30_000 },
       );
       const facts = await indexFacts(sql, names.schema);
-      expect(facts).toMatchObject({ events: 600, distinctIds: 600, counted: 600 });
+      expect(facts).toMatchObject({ events: 600, distinctIds: 600, counted: 600, posted: 600, strays: 0 });
       expect(facts.objects).toBe(batches.length);
       expect(batches.reduce((n, b) => n + b.inserted, 0)).toBe(600);
 

@@ -72,7 +72,7 @@ describe("two replicas in one group", () => {
     const after = makeLines(600, 60);
     await producer.send(names.topic, after);
     const facts = await waitAllIndexed(sql, names.schema, lines.length + after.length, 40_000);
-    expect(facts).toMatchObject({ events: 4600, distinctIds: 4600, counted: 4600 });
+    expect(facts).toMatchObject({ events: 4600, distinctIds: 4600, counted: 4600, posted: 4600, strays: 0 });
     // b wrote batches of partitions that were a's.
     const handedOver = new Set(writtenByB.map((w) => w.partition).filter((p) => split.pa.includes(p)));
     expect(handedOver.size).toBe(split.pa.length);

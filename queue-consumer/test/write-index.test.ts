@@ -1,7 +1,13 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { rejectionOf } from "@svc/testkit";
 import { SQL } from "bun";
-import { ensureIndexSchema, PartitionBatch, QueueConsumerError, writeBatchIndex } from "../index.ts";
+import {
+  ensureIndexSchema,
+  PartitionBatch,
+  QueueConsumerError,
+  WRITER_VERSION_REFUSED,
+  writeBatchIndex,
+} from "../index.ts";
 import { batchOf, dropSchema, indexFacts, recordLine, stackAddresses, testNames, writtenObject } from "./helpers.ts";
 
 const addresses = stackAddresses();
@@ -87,7 +93,7 @@ describe("writeBatchIndex", () => {
     const replay = await writeBatchIndex(sql, schema, again, object("v2"));
     expect(replay).toEqual({ objectId: result.objectId, inserted: 0 });
     const facts = await indexFacts(sql, schema);
-    expect(facts).toEqual({ events: 4, distinctIds: 4, counted: 4, objects: 2 });
+    expect(facts).toEqual({ events: 4, distinctIds: 4, counted: 4, posted: 4, strays: 0, objects: 2 });
     const [e1] =
       await sql`SELECT o.version_id FROM ${sql(`${schema}.events`)} e JOIN ${sql(`${schema}.objects`)} o USING (object_id) WHERE e.id = 'e1'`;
     expect(e1.version_id).toBe("v1");
@@ -168,6 +174,8 @@ describe("writeBatchIndex", () => {
         `SELECT n::int AS n FROM "${own}".counts WHERE minute = '2026-11-23T11:00:00Z' AND principal_id = 'p0'`,
       );
       expect(n).toBe(1); // r1, rounded up to 11:00 by PostgreSQL (Date.parse reads 10:59:59.999)
+      // the principal postings too: r1 in the 11:00 posting (the text path's bin is PostgreSQL's)
+      expect(await indexFacts(sql, own)).toMatchObject({ events: 8, posted: 8, strays: 0 });
     });
   });
 
@@ -182,7 +190,14 @@ describe("writeBatchIndex", () => {
       await writeBatchIndex(sql, own, batchOf([lines[55_555] as (typeof lines)[number]], 0n), object("v-large-1"));
       const result = await writeBatchIndex(sql, own, batchOf(lines, 1n), object("v-large-2"));
       expect(result.inserted).toBe(60_000);
-      expect(await indexFacts(sql, own)).toEqual({ events: 60_001, distinctIds: 60_001, counted: 60_001, objects: 2 });
+      expect(await indexFacts(sql, own)).toEqual({
+        events: 60_001,
+        distinctIds: 60_001,
+        counted: 60_001,
+        posted: 60_001,
+        strays: 0,
+        objects: 2,
+      });
       const [{ version }] = await sql.unsafe(
         `SELECT o.version_id AS version FROM "${own}".events e JOIN "${own}".objects o USING (object_id)
          WHERE e.id = 'big-55555'`,
@@ -225,6 +240,8 @@ describe("writeBatchIndex", () => {
         [`{${all.map(([id]) => id).join(",")}}`, `{${all.map(([, time]) => time).join(",")}}`],
       );
       expect(stored).toEqual(all.map(([id]) => ({ id, same: true })).sort((a, b) => (a.id < b.id ? -1 : 1)));
+      // postings of times at the copy's limits (a minute's start beyond a safe integer) and of the text path
+      expect(await indexFacts(sql, own)).toMatchObject({ events: all.length, posted: all.length, strays: 0 });
     });
   });
 
@@ -302,12 +319,9 @@ describe("writeBatchIndex", () => {
       await ensureIndexSchema(sql, old);
       const indexes =
         await sql`SELECT indexname FROM pg_indexes WHERE schemaname = ${old} AND tablename = 'events' ORDER BY 1`;
-      expect(indexes.map((r: { indexname: string }) => r.indexname)).toEqual([
-        "events_tenant_principal_time",
-        "events_tenant_time_id",
-      ]);
+      expect(indexes.map((r: { indexname: string }) => r.indexname)).toEqual(["events_tenant_time_id"]);
       const versions = await sql.unsafe(`SELECT version FROM "${old}".schema_migrations ORDER BY 1`);
-      expect(versions.map((r: { version: number }) => r.version)).toEqual([1, 4]);
+      expect(versions.map((r: { version: number }) => r.version)).toEqual([1, 5]);
       const result = await writeBatchIndex(
         sql,
         old,
@@ -315,8 +329,7 @@ describe("writeBatchIndex", () => {
         object("migrated"),
       );
       expect(result.inserted).toBe(1);
-      const [{ n }] = await sql.unsafe(`SELECT count(*)::int AS n FROM ${events}`);
-      expect(n).toBe(2);
+      expect(await indexFacts(sql, old)).toMatchObject({ events: 2, posted: 2, strays: 0 });
     } finally {
       await dropSchema(sql, old);
     }
@@ -337,7 +350,7 @@ describe("writeBatchIndex", () => {
     try {
       await ensureIndexSchema(sql, old);
       const versions = await sql.unsafe(`SELECT version FROM "${old}".schema_migrations ORDER BY 1`);
-      expect(versions.map((r: { version: number }) => r.version)).toEqual([2, 4]);
+      expect(versions.map((r: { version: number }) => r.version)).toEqual([2, 5]);
       const hours = async () =>
         (
           await sql.unsafe(`SELECT tenant_id, hour, result, n::int AS n FROM "${old}".counts_hour ORDER BY 1, 2, 3`)
@@ -353,7 +366,7 @@ describe("writeBatchIndex", () => {
         ["tenant-a", "2026-11-23T09:00:00.000Z", "OK", 4],
         ["tenant-b", "2026-11-23T08:00:00.000Z", "OK", 5],
       ]);
-      // At version 4 a second start copies nothing again.
+      // At version 5 a second start copies nothing again.
       await ensureIndexSchema(sql, old);
       expect((await hours()).length).toBe(4);
       const [{ n }] = await sql.unsafe(`SELECT sum(n)::int AS n FROM "${old}".counts_hour`);
@@ -361,6 +374,92 @@ describe("writeBatchIndex", () => {
     } finally {
       await dropSchema(sql, old);
     }
+  });
+
+  test("a version 4 schema is migrated: principal postings filled from its events, the principal B-tree gone", async () => {
+    const old = `${schema}_v4`;
+    await ensureIndexSchema(sql, old);
+    // back to version 4: no postings, no writer check, the principal B-tree
+    await sql.unsafe(`DROP TRIGGER events_writer_version ON "${old}".events`);
+    await sql.unsafe(`DROP FUNCTION "${old}".events_writer_version()`);
+    await sql.unsafe(`DROP TABLE "${old}".principal_events`);
+    await sql.unsafe(
+      `CREATE INDEX events_tenant_principal_time ON "${old}".events (tenant_id, principal_id, time, id)`,
+    );
+    await sql.unsafe(`DELETE FROM "${old}".schema_migrations`);
+    await sql.unsafe(`INSERT INTO "${old}".schema_migrations (version) VALUES (4)`);
+    await sql.unsafe(`INSERT INTO "${old}".events VALUES
+      ('a2', 'tenant-a', '2026-11-23T08:00:30Z', 'p1', 'a', 'OK', 'r', 1, 0, 10),
+      ('a1', 'tenant-a', '2026-11-23T08:00:30Z', 'p1', 'a', 'OK', 'r', 1, 11, 10),
+      ('a3', 'tenant-a', '2026-11-23T08:01:00Z', 'p1', 'a', 'OK', 'r', 1, 22, 10),
+      ('b1', 'tenant-a', '2026-11-23T08:00:00Z', 'p2', 'a', 'OK', 'r', 1, 33, 10),
+      ('c1', 'tenant-b', '2026-11-23T08:00:59.999999Z', 'p1', 'a', 'OK', 'r', 1, 44, 10)`);
+    const postings = async () =>
+      (
+        await sql.unsafe(`SELECT tenant_id, principal_id, minute, ids FROM "${old}".principal_events ORDER BY 1, 2, 3`)
+      ).map((r: { tenant_id: string; principal_id: string; minute: Date; ids: string[] }) => [
+        r.tenant_id,
+        r.principal_id,
+        r.minute.toISOString(),
+        r.ids,
+      ]);
+    try {
+      await ensureIndexSchema(sql, old);
+      const versions = await sql.unsafe(`SELECT version FROM "${old}".schema_migrations ORDER BY 1`);
+      expect(versions.map((r: { version: number }) => r.version)).toEqual([4, 5]);
+      const indexes =
+        await sql`SELECT indexname FROM pg_indexes WHERE schemaname = ${old} AND tablename = 'events' ORDER BY 1`;
+      expect(indexes.map((r: { indexname: string }) => r.indexname)).toEqual(["events_tenant_time_id"]);
+      const filled = [
+        ["tenant-a", "p1", "2026-11-23T08:00:00.000Z", ["a1", "a2"]],
+        ["tenant-a", "p1", "2026-11-23T08:01:00.000Z", ["a3"]],
+        ["tenant-a", "p2", "2026-11-23T08:00:00.000Z", ["b1"]],
+        ["tenant-b", "p1", "2026-11-23T08:00:00.000Z", ["c1"]],
+      ];
+      expect(await postings()).toEqual(filled);
+      await ensureIndexSchema(sql, old); // at version 5: nothing filled twice
+      expect(await postings()).toEqual(filled);
+      await writeBatchIndex(sql, old, batchOf([{ id: "n1", time: "2026-11-23T09:03:00Z" }], 1n), object("v4-new"));
+      expect(await indexFacts(sql, old)).toMatchObject({ events: 6, posted: 6, strays: 0 });
+    } finally {
+      await dropSchema(sql, old);
+    }
+  });
+
+  test("events inserted without the writer's version setting are refused (a version 4 writer after the migration)", async () => {
+    await withOwnSchema("index-guard", async (own) => {
+      const row = `('g1', 'tenant-a', '2026-11-23T08:00:00Z', 'p', 'a', 'OK', 'r', 1, 0, 10)`;
+      const insert = `INSERT INTO "${own}".events VALUES ${row}`;
+      const refused = await rejectionOf(sql.unsafe(insert), Error);
+      expect((refused as { errno?: unknown }).errno).toBe(WRITER_VERSION_REFUSED);
+      expect(refused.message).toContain("schema version 5 or later");
+      // a COPY, as the version 4 writer sends its rows, is refused the same way
+      const copied = await rejectionOf(
+        sql.begin(async (tx) => {
+          const writer = tx.unsafe(`COPY "${own}".events FROM STDIN`).writable().getWriter();
+          await writer.write(Buffer.from("g2\ttenant-a\t2026-11-23T08:00:00Z\tp\ta\tOK\tr\t1\t0\t10\n"));
+          await writer.close();
+        }),
+        Error,
+      );
+      expect((copied as { errno?: unknown }).errno).toBe(WRITER_VERSION_REFUSED);
+      for (const setting of ["4", "", "5x"]) {
+        const older = await rejectionOf(
+          sql.begin(async (tx) => {
+            await tx`SELECT set_config('svc_audit.index_version', ${setting}, true)`;
+            await tx.unsafe(insert);
+          }),
+          Error,
+        );
+        expect((older as { errno?: unknown }).errno).toBe(WRITER_VERSION_REFUSED);
+      }
+      await sql.begin(async (tx) => {
+        await tx`SELECT set_config('svc_audit.index_version', '5', true)`;
+        await tx.unsafe(insert);
+      });
+      const [{ n }] = await sql.unsafe(`SELECT count(*)::int AS n FROM "${own}".events`);
+      expect(n).toBe(1);
+    });
   });
 
   test("a schema newer than this program is refused for good, untouched", async () => {

@@ -1,7 +1,10 @@
 import { S3Client } from "@aws-sdk/client-s3";
 import {
   ensureIndexSchema,
+  INDEX_SCHEMA_VERSION,
+  INDEX_VERSION_SETTING,
   PartitionBatch,
+  principalPostingsInsert,
   putBatchObject,
   type SealedBatch,
   writeBatchIndex,
@@ -143,4 +146,24 @@ export function sampleRecord(
     tenant_id: tenantId,
     ...extra,
   };
+}
+
+/**
+ * Index rows of a test's own (`rows`: a SELECT of the events' ten columns, in table order, over `params`), inserted
+ * as a writer of the schema's version inserts them: with their principal postings (docs/audit-storage.md), not
+ * counted in the rollups.
+ */
+export async function insertIndexRows(sql: SQL, schema: string, rows: string, params: unknown[] = []): Promise<void> {
+  await sql.begin(async (tx) => {
+    await tx`SELECT set_config(${INDEX_VERSION_SETTING}, ${String(INDEX_SCHEMA_VERSION)}, true)`;
+    await tx.unsafe(
+      `WITH added AS (
+         INSERT INTO "${schema}".events (id, tenant_id, time, principal_id, action, result, resource, object_id,
+                                         byte_start, byte_length)
+         ${rows}
+         RETURNING tenant_id, principal_id, time, id
+       ) ${principalPostingsInsert(schema, "added")}`,
+      params,
+    );
+  });
 }
