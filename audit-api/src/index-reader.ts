@@ -164,6 +164,9 @@ export function wholeHours(from: string, to: string): { from: string; to: string
   return { from: start, to: floor(to) };
 }
 
+/** Origin of the postings' minutes (`date_bin`: any minute boundary; the writer's year 1 bins the same). */
+const MINUTE_ORIGIN = "2000-01-01T00:00:00Z";
+
 /** SQL text with numbered parameters, built from trusted fragments only (values always go to `params`). */
 class Statement {
   readonly params: unknown[] = [];
@@ -181,6 +184,7 @@ class Statement {
  */
 export class IndexReader {
   private readonly events: string;
+  private readonly principalEvents: string;
   private readonly counts: string;
   private readonly countsHour: string;
   private readonly objects: string;
@@ -200,6 +204,7 @@ export class IndexReader {
       });
     }
     this.events = `"${schema}".events`;
+    this.principalEvents = `"${schema}".principal_events`;
     this.counts = `"${schema}".counts`;
     this.countsHour = `"${schema}".counts_hour`;
     this.objects = `"${schema}".objects`;
@@ -209,6 +214,12 @@ export class IndexReader {
   private filters(statement: Statement, query: AuditQuery, alias: string, withResource: boolean): string {
     let text = "";
     if (query.principalId !== undefined) text += ` AND ${alias}principal_id = ${statement.param(query.principalId)}`;
+    return text + this.eventFilters(statement, query, alias, withResource);
+  }
+
+  /** The filters other than the principal's (the columns of `events` that postings do not hold). */
+  private eventFilters(statement: Statement, query: AuditQuery, alias: string, withResource: boolean): string {
+    let text = "";
     if (query.action !== undefined) text += ` AND ${alias}action = ${statement.param(query.action)}`;
     if (query.result !== undefined) text += ` AND ${alias}result = ${statement.param(query.result)}`;
     if (withResource && query.resourcePrefix !== undefined) {
@@ -252,9 +263,19 @@ export class IndexReader {
     query: AuditQuery,
   ): { from: string; total: (row: CountRow) => number } {
     const tenant = s.param(tenantId);
-    const rangeCount = (from: string, to: string) =>
-      `(SELECT count(*) FROM ${this.events} WHERE tenant_id = ${tenant} AND time >= ${s.param(from)}::timestamptz` +
-      ` AND time < ${s.param(to)}::timestamptz${this.filters(s, query, "", true)})`;
+    const rangeCount = (from: string, to: string) => {
+      if (query.principalId === undefined) {
+        return (
+          `(SELECT count(*) FROM ${this.events} WHERE tenant_id = ${tenant} AND time >= ${s.param(from)}::timestamptz` +
+          ` AND time < ${s.param(to)}::timestamptz${this.filters(s, query, "", true)})`
+        );
+      }
+      // the principal's postings; their events' rows only when another filter needs their columns
+      const others = this.eventFilters(s, query, "e.", true);
+      const range = (at: string) => `${s.param(at)}::timestamptz`;
+      const posted = this.postings(tenant, s.param(query.principalId), range(from), range(to), others !== "");
+      return `(SELECT count(*) ${posted}${others})`;
+    };
     const rolled = (table: string, column: string, from: string, to: string) =>
       `(SELECT coalesce(sum(n), 0) FROM ${table} WHERE tenant_id = ${tenant}` +
       ` AND ${column} >= ${s.param(from)}::timestamptz AND ${column} < ${s.param(to)}::timestamptz` +
@@ -326,6 +347,25 @@ export class IndexReader {
   }
 
   /**
+   * `FROM … WHERE …` of a principal's events with times in `[from, to)` through its postings (docs/audit-storage.md,
+   * "Principal postings"): `p` the postings row, `u` its (time, id) pairs, and `e` their `events` rows by the key when
+   * `withEvents` (for their columns or other filters). `tenant` and `principal` are parameter references, `from`
+   * and `to` `timestamptz` expressions. A postings row's minute holds only times of that minute, so the range's
+   * minutes bound the postings read.
+   */
+  private postings(tenant: string, principal: string, from: string, to: string, withEvents: boolean): string {
+    const events = withEvents
+      ? ` JOIN ${this.events} e ON e.tenant_id = p.tenant_id AND e.time = u.time AND e.id = u.id`
+      : "";
+    return (
+      `FROM ${this.principalEvents} p CROSS JOIN LATERAL unnest(p.times, p.ids) AS u(time, id)${events}` +
+      ` WHERE p.tenant_id = ${tenant} AND p.principal_id = ${principal}` +
+      ` AND p.minute >= date_bin('1 minute', ${from}, '${MINUTE_ORIGIN}') AND p.minute < ${to}` +
+      ` AND u.time >= ${from} AND u.time < ${to}`
+    );
+  }
+
+  /**
    * The page statement's text: rows carry the time as epoch microseconds (or text) and their object's id (`raw`:
    * the columns as stored, for a statement that reads them further).
    */
@@ -342,6 +382,29 @@ export class IndexReader {
       : `e.id, CASE WHEN e.time < '${FLOAT_TIME_BEFORE}' THEN date_part('epoch', e.time) * 1000000 END AS us,` +
         ` CASE WHEN e.time >= '${FLOAT_TIME_BEFORE}' THEN ${TIME_TEXT} END AS t, e.object_id::float8 AS object_id,` +
         " e.byte_start::float8 AS byte_start, e.byte_length";
+    if (query.principalId !== undefined) {
+      // The minutes of the principal's postings in order, and per minute (a lateral subquery, kept apart from the
+      // outer query by OFFSET 0) its events sorted: the outer sort is then incremental (presorted by minute), and
+      // the page stops at its limit within the first minutes instead of joining all of the range's events.
+      const tenant = s.param(tenantId);
+      const principal = s.param(query.principalId);
+      const from = `${s.param(query.start)}::timestamptz`;
+      const to = `${s.param(query.end)}::timestamptz`;
+      const afterTime = after ? `${s.param(after.time)}::timestamptz` : undefined;
+      const minutes =
+        `SELECT DISTINCT minute FROM ${this.principalEvents} WHERE tenant_id = ${tenant} AND principal_id = ${principal}` +
+        ` AND minute >= date_bin('1 minute', ${afterTime ? `greatest(${from}, ${afterTime})` : from}, '${MINUTE_ORIGIN}')` +
+        ` AND minute < ${to} ORDER BY minute OFFSET 0`;
+      let events =
+        "SELECT e.time, e.id, e.object_id, e.byte_start, e.byte_length " +
+        `${this.postings(tenant, principal, from, to, true)} AND p.minute = m.minute`;
+      if (after) events += ` AND (u.time, u.id) > (${afterTime}, ${s.param(after.id)}::text)`;
+      events += `${this.eventFilters(s, query, "e.", true)} ORDER BY u.time, u.id OFFSET 0`;
+      return (
+        `SELECT ${columns} FROM (${minutes}) m CROSS JOIN LATERAL (${events}) e` +
+        ` ORDER BY m.minute, e.time, e.id LIMIT ${s.param(limit)}`
+      );
+    }
     let text =
       `SELECT ${columns} FROM ${this.events} e` +
       ` WHERE e.tenant_id = ${s.param(tenantId)} AND e.time >= ${s.param(query.start)}::timestamptz` +
