@@ -160,7 +160,8 @@ async function copyIn(copy: SQL.Query<unknown>, payload: Buffer): Promise<void> 
 }
 
 /**
- * Copies a chunk's events in (binary `COPY`) with their principal postings and adds them to the rollups, grouped here, inside a savepoint.
+ * Copies a chunk's events in (binary `COPY`) with their principal postings and adds them to the rollups, grouped
+ * here, inside a savepoint.
  * False, with nothing stored, when an event was indexed before (23505) or a time must go in as text (`pgMicros`).
  */
 async function copyEvents(
