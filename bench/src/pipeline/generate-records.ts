@@ -4,6 +4,9 @@ import type { AuditRecord } from "@svc/audit-record";
 export const RECORD_BYTES = 400;
 export const TENANTS = ["tenant-a", "tenant-b", "tenant-c", "tenant-d", "tenant-e", "tenant-f", "tenant-g", "tenant-h"];
 
+/** Principals per tenant (`user-<seq mod 31>@<tenant>`). */
+export const WORKLOAD_PRINCIPALS = 31;
+
 const ACTIONS = [
   "/kms.v1.KeyService/Encrypt",
   "/kms.v1.KeyService/Decrypt",
@@ -31,7 +34,7 @@ export function makeRecord(run: string, seq: number, timeMs: number, bytes = REC
     result: RESULTS[seq % RESULTS.length] ?? "ok",
     duration_ms: (seq % 250) / 10,
     claimed_tenant_id: tenant,
-    principal_id: `user-${seq % 31}@${tenant}`,
+    principal_id: `user-${seq % WORKLOAD_PRINCIPALS}@${tenant}`,
     tenant_id: tenant,
     attributes: { request_id: `req-${seq}`, client_ip: `10.0.${seq % 256}.${(seq >> 8) % 256}` },
   };

@@ -4,23 +4,37 @@
  * Prints rows/s per batch and overall, the CPU per row of its PostgreSQL backend and of this process (array literals,
  * rollups; the index fields are read before the clock starts), and the table and index sizes. No Kafka, no S3.
  *
- *   bun run bench/src/pipeline/index-write.ts [--records 200000] [--batch 20000]
+ *   bun run bench/src/pipeline/index-write.ts [--records 200000] [--batch 20000] [--principals N]
+ *
+ * `--principals N`: N principals per tenant instead of the workload's 31 (each record's `principal_id` is
+ * `user-<seq mod N>@<tenant>`): many principals that each act rarely make the rollups and the principal postings
+ * about one row per event.
  */
 import { parseArgs } from "node:util";
 import { ensureIndexSchema, PartitionBatch, writeBatchIndex } from "@svc/queue-consumer";
 import { cpuMsOf } from "@svc/stack";
 import { SQL } from "bun";
-import { recordLine } from "./generate-records.ts";
+import { recordLine, WORKLOAD_PRINCIPALS } from "./generate-records.ts";
 
 const { values } = parseArgs({
-  options: { records: { type: "string", default: "200000" }, batch: { type: "string", default: "20000" } },
+  options: {
+    records: { type: "string", default: "200000" },
+    batch: { type: "string", default: "20000" },
+    principals: { type: "string", default: String(WORKLOAD_PRINCIPALS) },
+  },
 });
 const records = Number(values.records);
 const perBatch = Number(values.batch);
-if (!Number.isInteger(records) || records <= 0 || !Number.isInteger(perBatch) || perBatch <= 0) {
-  console.error("usage: index-write.ts [--records N] [--batch N] (positive integers)");
+const principals = Number(values.principals);
+if ([records, perBatch, principals].some((n) => !Number.isInteger(n) || n <= 0)) {
+  console.error("usage: index-write.ts [--records N] [--batch N] [--principals N] (positive integers)");
   process.exit(2);
 }
+/** Record `seq`'s line, with `principals` principals per tenant. */
+const line = (seq: number, timeMs: number) =>
+  principals === WORKLOAD_PRINCIPALS
+    ? recordLine(run, seq, timeMs)
+    : recordLine(run, seq, timeMs).replace(/"principal_id":"user-\d+@/, `"principal_id":"user-${seq % principals}@`);
 const url = process.env.SVC_STACK_PG_URL;
 if (!url) {
   console.error("SVC_STACK_PG_URL is not set: `set -a; . ~/.local/state/svc-ops/stack/stack.env; set +a`");
@@ -44,7 +58,7 @@ try {
     const batch = new PartitionBatch("bench.index", 0);
     const count = Math.min(perBatch, records - done);
     for (let i = 0; i < count; i++) {
-      batch.add(Buffer.from(recordLine(run, done + i, start + done + i)), offset, 0, 1);
+      batch.add(Buffer.from(line(done + i, start + done + i)), offset, 0, 1);
       offset += 1n;
     }
     const sealed = batch.seal();
