@@ -28,6 +28,7 @@ export {
   readIndexFields,
   type SealedBatch,
 } from "./src/partition-batch.ts";
+export { checkPrincipalPostings, type PostingsCheck } from "./src/postings-check.ts";
 export { putBatchObject, type WrittenObject } from "./src/put-batch-object.ts";
 export {
   type BatchWritten,

@@ -2,7 +2,13 @@ import { ListObjectVersionsCommand, type ObjectVersion, S3Client } from "@aws-sd
 import { Admin, Consumer, Producer } from "@platformatic/kafka";
 import { bucketPrefix, randomName, stackEnv, topicName, waitFor } from "@svc/testkit";
 import type { SQL } from "bun";
-import { PartitionBatch, parseQueueConsumerConfig, type QueueConsumerConfig, type SealedBatch } from "../index.ts";
+import {
+  checkPrincipalPostings,
+  PartitionBatch,
+  parseQueueConsumerConfig,
+  type QueueConsumerConfig,
+  type SealedBatch,
+} from "../index.ts";
 import { writerS3Client } from "../src/s3-client.ts";
 
 /** Stack addresses as the consumer's env variables (the dev stack's, or a private one's `overrides`). */
@@ -231,19 +237,14 @@ export async function indexFacts(sql: SQL, schema: string) {
   const [events] = await sql`SELECT count(*)::int AS n, count(DISTINCT id)::int AS ids FROM ${t("events")}`;
   const [counts] = await sql`SELECT coalesce(sum(n), 0)::int AS n FROM ${t("counts")}`;
   const [objects] = await sql`SELECT count(*)::int AS n FROM ${t("objects")}`;
-  // principal postings: each element should name an event of its row's tenant, principal and minute
-  const [posted] = await sql`
-    SELECT count(e.id)::int AS matched, (count(*) - count(e.id))::int AS strays
-    FROM ${t("principal_events")} p CROSS JOIN LATERAL unnest(p.times, p.ids) AS u(time, id)
-    LEFT JOIN ${t("events")} e ON e.tenant_id = p.tenant_id AND e.time = u.time AND e.id = u.id
-      AND e.principal_id = p.principal_id AND date_bin('1 minute', e.time, '2000-01-01T00:00:00Z') = p.minute`;
+  const postings = await checkPrincipalPostings(sql, schema);
   return {
     events: (events as { n: number }).n,
     distinctIds: (events as { ids: number }).ids,
     counted: (counts as { n: number }).n,
     /** Postings elements naming an event (each event is in exactly one when this equals `events`, strays 0). */
-    posted: (posted as { matched: number }).matched,
-    strays: (posted as { strays: number }).strays,
+    posted: postings.posted,
+    strays: postings.strays,
     objects: (objects as { n: number }).n,
   };
 }

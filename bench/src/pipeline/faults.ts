@@ -176,6 +176,7 @@ try {
   const ledger = checkLedger(emitted, ids);
   const inObjects = await index.durableRecords();
   const inKafka = await topics.total(topic);
+  const postings = await index.postings();
   report = {
     ...(freeze ? { freezes: frozen, freezeMs, stopsWhileFrozen: stops } : { kills: killed }),
     // A replica that exited by itself (an uncaught error) is a failure of the run even if the other wrote all.
@@ -190,9 +191,12 @@ try {
     // … and records the consumer wrote twice (a batch re-read after a kill between PUT and commit).
     rewrittenByConsumer: inObjects - inKafka,
     objects: await index.objectCount(),
+    // every indexed event in exactly one principal posting (docs/audit-storage.md, "Principal postings")
+    postings,
   };
   const hung = stops.filter((stop) => stop.exit === "SIGKILL").length;
-  if (ledger.missingCount > 0 || (report.exited as string[]).length > 0 || hung > 0) exitCode = 1;
+  const postingsWrong = postings.posted !== postings.events || postings.strays > 0;
+  if (ledger.missingCount > 0 || (report.exited as string[]).length > 0 || hung > 0 || postingsWrong) exitCode = 1;
 } catch (error) {
   progress.done(`faults: ${(error as Error).message}`);
   exitCode = 1;

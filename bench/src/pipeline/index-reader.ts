@@ -1,3 +1,4 @@
+import { checkPrincipalPostings, type PostingsCheck } from "@svc/queue-consumer";
 import { SQL } from "bun";
 import type { Histogram } from "./percentiles.ts";
 
@@ -98,6 +99,11 @@ export class IndexReader {
   async allIds(prefix: string): Promise<string[]> {
     const rows = await this.sql.unsafe(`SELECT id FROM ${this.table("events")} WHERE id LIKE $1`, [`${prefix}%`]);
     return rows.map((row: { id: string }) => row.id);
+  }
+
+  /** How the principal postings match the events (each event in exactly one: `posted` = `events`, no strays). */
+  async postings(): Promise<PostingsCheck> {
+    return await checkPrincipalPostings(this.sql, this.schema);
   }
 
   /** Objects written (every version), to count duplicates a retry left. */
