@@ -1,29 +1,18 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { beforeAll, describe, expect, test } from "bun:test";
 import { waitFor } from "@svc/testkit";
-import { SQL } from "bun";
 import { ensureIndexSchema } from "../index.ts";
 import {
   consumerEnv,
-  createTopic,
-  deleteTopic,
-  dropSchema,
   holdIndexLock,
   indexFacts,
   indexWritesWaiting,
   listVersions,
   makeLines,
-  s3Client,
-  stackAddresses,
-  TestProducer,
-  testNames,
+  pipelineFixture,
 } from "./helpers.ts";
 
 const MAIN = new URL("../src/main.ts", import.meta.url).pathname;
-const addresses = stackAddresses();
-const s3 = s3Client(addresses);
-const sql = new SQL({ url: addresses.pgUrl, max: 3 });
-const names = testNames("crash");
-const producer = new TestProducer(addresses.brokers);
+const { addresses, s3, sql, names, producer } = pipelineFixture("crash", { partitions: 6, sqlConnections: 3 });
 
 function spawnConsumer() {
   return Bun.spawn([process.execPath, "run", MAIN], {
@@ -34,16 +23,7 @@ function spawnConsumer() {
 }
 
 beforeAll(async () => {
-  await createTopic(addresses.brokers, names.topic, 6);
   await ensureIndexSchema(sql, names.schema);
-});
-
-afterAll(async () => {
-  await producer.close();
-  await deleteTopic(addresses.brokers, names.topic);
-  await dropSchema(sql, names.schema);
-  await sql.close();
-  s3.destroy();
 });
 
 describe("kill -9 between PUT and offset commit", () => {

@@ -1,7 +1,8 @@
+import { afterAll, beforeAll } from "bun:test";
 import { ListObjectVersionsCommand, type ObjectVersion, S3Client } from "@aws-sdk/client-s3";
 import { Admin, Consumer, Producer } from "@platformatic/kafka";
 import { bucketPrefix, randomName, stackEnv, topicName, waitFor } from "@svc/testkit";
-import type { SQL } from "bun";
+import { SQL } from "bun";
 import {
   checkPrincipalPostings,
   PartitionBatch,
@@ -335,4 +336,44 @@ export async function dropSchema(sql: SQL, schema: string): Promise<void> {
 export async function bodyOf(answer: { Body?: { transformToByteArray(): Promise<Uint8Array> } }): Promise<Buffer> {
   if (!answer.Body) throw new Error("GetObject answered without a body");
   return Buffer.from(await answer.Body.transformToByteArray());
+}
+
+/** What `pipelineFixture` gives a test file: the stack's addresses, clients and its own names. */
+export interface PipelineFixture {
+  addresses: Addresses;
+  s3: S3Client;
+  sql: SQL;
+  names: TestNames;
+  producer: TestProducer;
+}
+
+/**
+ * A test file's (or `describe` block's) own topic of `partitions` partitions and index schema on the stack, with
+ * clients: the topic is created before its tests; after them `beforeTeardown` runs (replicas still running), then
+ * the producer closes, the topic and schema are deleted and the clients closed.
+ */
+export function pipelineFixture(
+  purpose: string,
+  options: { partitions: number; sqlConnections?: number; beforeTeardown?: () => Promise<unknown> },
+): PipelineFixture {
+  const addresses = stackAddresses();
+  const fixture: PipelineFixture = {
+    addresses,
+    s3: s3Client(addresses),
+    sql: new SQL({ url: addresses.pgUrl, max: options.sqlConnections ?? 2 }),
+    names: testNames(purpose),
+    producer: new TestProducer(addresses.brokers),
+  };
+  beforeAll(async () => {
+    await createTopic(addresses.brokers, fixture.names.topic, options.partitions);
+  });
+  afterAll(async () => {
+    await options.beforeTeardown?.();
+    await fixture.producer.close();
+    await deleteTopic(addresses.brokers, fixture.names.topic);
+    await dropSchema(fixture.sql, fixture.names.schema);
+    await fixture.sql.close();
+    fixture.s3.destroy();
+  });
+  return fixture;
 }

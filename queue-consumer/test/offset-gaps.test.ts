@@ -1,19 +1,8 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { Admin } from "@platformatic/kafka";
 import { randomName, waitFor } from "@svc/testkit";
-import { SQL } from "bun";
 import { type OffsetGap, OffsetGapWatch, type PartitionPosition, startConsumer } from "../index.ts";
-import {
-  consumerConfig,
-  createTopic,
-  deleteTopic,
-  dropSchema,
-  indexedIds,
-  makeLines,
-  stackAddresses,
-  TestProducer,
-  testNames,
-} from "./helpers.ts";
+import { consumerConfig, indexedIds, makeLines, pipelineFixture } from "./helpers.ts";
 
 describe("OffsetGapWatch", () => {
   const watch = (positions: Record<number, PartitionPosition | Error>) => {
@@ -68,20 +57,7 @@ describe("OffsetGapWatch", () => {
 });
 
 describe("the writer and records deleted before it read them (real Kafka)", () => {
-  const addresses = stackAddresses();
-  const sql = new SQL({ url: addresses.pgUrl, max: 2 });
-  const names = testNames("gaps");
-  const producer = new TestProducer(addresses.brokers);
-
-  beforeAll(async () => {
-    await createTopic(addresses.brokers, names.topic, 1);
-  });
-  afterAll(async () => {
-    await producer.close();
-    await deleteTopic(addresses.brokers, names.topic);
-    await dropSchema(sql, names.schema);
-    await sql.close();
-  });
+  const { addresses, sql, names, producer } = pipelineFixture("gaps", { partitions: 1 });
 
   test("offsets deleted past the committed one are reported (event and metric) and the rest is written", async () => {
     const config = consumerConfig(addresses, names, { SVC_AUDIT_METRICS_PORT: "0" });

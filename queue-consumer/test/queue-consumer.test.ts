@@ -1,7 +1,6 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { GetObjectCommand, GetObjectRetentionCommand, HeadObjectCommand } from "@aws-sdk/client-s3";
 import { rejectionOf, waitFor } from "@svc/testkit";
-import { SQL } from "bun";
 import { type BatchWritten, QueueConsumerError, startConsumer } from "../index.ts";
 import {
   bodyOf,
@@ -14,31 +13,13 @@ import {
   indexFacts,
   listVersions,
   makeLines,
-  s3Client,
-  stackAddresses,
-  TestProducer,
+  pipelineFixture,
   testNames,
 } from "./helpers.ts";
 
-const addresses = stackAddresses();
-const s3 = s3Client(addresses);
-const sql = new SQL({ url: addresses.pgUrl, max: 2 });
-const names = testNames("loop");
-const producer = new TestProducer(addresses.brokers);
+const { addresses, s3, sql, names, producer } = pipelineFixture("loop", { partitions: 6 });
 
 const committedOffsets = (groupId: string, topic: string) => committedOffsetsOf(addresses.brokers, groupId, topic);
-
-beforeAll(async () => {
-  await createTopic(addresses.brokers, names.topic, 6);
-});
-
-afterAll(async () => {
-  await producer.close();
-  await deleteTopic(addresses.brokers, names.topic);
-  await dropSchema(sql, names.schema);
-  await sql.close();
-  s3.destroy();
-});
 
 describe("startConsumer", () => {
   test("records → one Object-Locked JSONL object per partition batch, every id indexed and counted once, offsets committed", async () => {

@@ -1,35 +1,12 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { waitFor } from "@svc/testkit";
-import { SQL } from "bun";
 import { type BatchWritten, type QueueConsumer, startConsumer } from "../index.ts";
-import {
-  consumerConfig,
-  createTopic,
-  deleteTopic,
-  dropSchema,
-  makeLines,
-  stackAddresses,
-  TestProducer,
-  testNames,
-  waitAllIndexed,
-} from "./helpers.ts";
+import { consumerConfig, makeLines, pipelineFixture, waitAllIndexed } from "./helpers.ts";
 
-const addresses = stackAddresses();
-const sql = new SQL({ url: addresses.pgUrl, max: 2 });
-const names = testNames("scale");
-const producer = new TestProducer(addresses.brokers);
 const started: QueueConsumer[] = [];
-
-beforeAll(async () => {
-  await createTopic(addresses.brokers, names.topic, 6);
-});
-
-afterAll(async () => {
-  await Promise.allSettled(started.map((c) => c.stop()));
-  await producer.close();
-  await deleteTopic(addresses.brokers, names.topic);
-  await dropSchema(sql, names.schema);
-  await sql.close();
+const { addresses, sql, names, producer } = pipelineFixture("scale", {
+  partitions: 6,
+  beforeTeardown: () => Promise.allSettled(started.map((c) => c.stop())),
 });
 
 const partitionsOf = (consumer: QueueConsumer) => consumer.assignedPartitions();

@@ -3,31 +3,21 @@ import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { GetObjectCommand } from "@aws-sdk/client-s3";
 import { rejectionOf, type TempDir, tempDir, waitFor } from "@svc/testkit";
-import { SQL } from "bun";
 import { QueueConsumerError, startConsumer } from "../index.ts";
 import {
   bodyOf,
   committedOffsets,
   consumerConfig,
   counted,
-  createTopic,
-  deleteTopic,
   dropSchema,
   indexedIds,
   listVersions,
   makeLines,
-  s3Client,
-  stackAddresses,
-  TestProducer,
-  testNames,
+  pipelineFixture,
   waitAllIndexed,
 } from "./helpers.ts";
 
-const addresses = stackAddresses();
-const s3 = s3Client(addresses);
-const sql = new SQL({ url: addresses.pgUrl, max: 2 });
-const names = testNames("spool");
-const producer = new TestProducer(addresses.brokers);
+const { addresses, s3, sql, names, producer } = pipelineFixture("spool", { partitions: 2 });
 let root: TempDir;
 
 /** Sum of the group's committed offsets over the topic's two partitions (none committed counts 0). */
@@ -48,15 +38,9 @@ function spoolFiles(dir: string): { path: string; bytes: number }[] {
 
 beforeAll(async () => {
   root = await tempDir("qc-spool-it");
-  await createTopic(addresses.brokers, names.topic, 2);
 });
 
 afterAll(async () => {
-  await producer.close();
-  await deleteTopic(addresses.brokers, names.topic);
-  await dropSchema(sql, names.schema);
-  await sql.close();
-  s3.destroy();
   await root.remove();
 });
 
