@@ -11,6 +11,8 @@ export { ConsumerMetrics } from "./src/consumer-metrics.ts";
 export { QUEUE_CONSUMER_ERROR_CODES, QueueConsumerError, type QueueConsumerErrorCode } from "./src/errors.ts";
 export { type IndexFields, indexFields } from "./src/index-fields.ts";
 export {
+  BIN_ORIGIN,
+  claimIndexVersion,
   ensureIndexSchema,
   INDEX_SCHEMA_VERSION,
   INDEX_TABLES,

@@ -30,9 +30,8 @@ import { parseArgs } from "node:util";
 import { S3Client } from "@aws-sdk/client-s3";
 import { runCommand } from "@svc/common";
 import {
+  claimIndexVersion,
   ensureIndexSchema,
-  INDEX_SCHEMA_VERSION,
-  INDEX_VERSION_SETTING,
   PartitionBatch,
   principalPostingsInsert,
   putBatchObject,
@@ -203,7 +202,7 @@ try {
     const end = Math.min(BULK, start + chunk);
     await sql.begin(async (tx) => {
       // as a writer of the index's version: its trigger refuses event rows without the setting
-      await tx`SELECT set_config(${INDEX_VERSION_SETTING}, ${String(INDEX_SCHEMA_VERSION)}, true)`;
+      await claimIndexVersion(tx);
       await tx.unsafe(
         `WITH real AS (
          SELECT id, principal_id, action, result, resource, object_id, byte_start, byte_length,

@@ -1,4 +1,5 @@
 import { ExpiringLru } from "@svc/common";
+import { BIN_ORIGIN } from "@svc/queue-consumer";
 import type { SQL } from "bun";
 import { AuditApiError } from "./errors.ts";
 import { compareRawPosition, compareTimeId, microsTime } from "./micro-time.ts";
@@ -163,9 +164,6 @@ export function wholeHours(from: string, to: string): { from: string; to: string
   const start = from === fromFloor ? fromFloor : floor(new Date(Date.parse(fromFloor) + HOUR_MS).toISOString());
   return { from: start, to: floor(to) };
 }
-
-/** Origin of the postings' minutes (`date_bin`: any minute boundary; the writer's year 1 bins the same). */
-const MINUTE_ORIGIN = "2000-01-01T00:00:00Z";
 
 /** SQL text with numbered parameters, built from trusted fragments only (values always go to `params`). */
 class Statement {
@@ -360,7 +358,7 @@ export class IndexReader {
     return (
       `FROM ${this.principalEvents} p CROSS JOIN LATERAL unnest(p.times, p.ids) AS u(time, id)${events}` +
       ` WHERE p.tenant_id = ${tenant} AND p.principal_id = ${principal}` +
-      ` AND p.minute >= date_bin('1 minute', ${from}, '${MINUTE_ORIGIN}') AND p.minute < ${to}` +
+      ` AND p.minute >= date_bin('1 minute', ${from}, '${BIN_ORIGIN}') AND p.minute < ${to}` +
       ` AND u.time >= ${from} AND u.time < ${to}`
     );
   }
@@ -393,7 +391,7 @@ export class IndexReader {
       const afterTime = after ? `${s.param(after.time)}::timestamptz` : undefined;
       const minutes =
         `SELECT DISTINCT minute FROM ${this.principalEvents} WHERE tenant_id = ${tenant} AND principal_id = ${principal}` +
-        ` AND minute >= date_bin('1 minute', ${afterTime ? `greatest(${from}, ${afterTime})` : from}, '${MINUTE_ORIGIN}')` +
+        ` AND minute >= date_bin('1 minute', ${afterTime ? `greatest(${from}, ${afterTime})` : from}, '${BIN_ORIGIN}')` +
         ` AND minute < ${to} ORDER BY minute OFFSET 0`;
       let events =
         "SELECT e.time, e.id, e.object_id, e.byte_start, e.byte_length " +

@@ -25,6 +25,22 @@ export const INDEX_VERSION_SETTING = "svc_audit.index_version";
 /** SQLSTATE of the trigger's refusal: `check_violation`, a class a version 4 writer does not retry. */
 export const WRITER_VERSION_REFUSED = "23514";
 
+/**
+ * Origin of the index's minute and hour bins (rollups, principal postings): `date_bin` to a UTC midnight before any
+ * time `timestamptz` accepts from a record (year 1) is `date_trunc(…, 'UTC')` — timestamps have no leap seconds —
+ * without a time zone lookup per row.
+ */
+export const BIN_ORIGIN = "0001-01-01T00:00:00Z";
+
+/**
+ * Declares the transaction `tx` a writer of this schema version (`INDEX_VERSION_SETTING`), for event rows inserted
+ * other than by `writeBatchIndex` (a test's or a bench's own rows, with their postings): the schema refuses them
+ * otherwise.
+ */
+export async function claimIndexVersion(tx: SQL): Promise<void> {
+  await tx`SELECT set_config(${INDEX_VERSION_SETTING}, ${String(INDEX_SCHEMA_VERSION)}, true)`;
+}
+
 const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
 
 /** `"schema"."table"`, for a schema name checked against the identifier pattern. */
@@ -151,11 +167,12 @@ function migrateV4ToV5(schema: string): string[] {
 /**
  * SQL adding the principal postings of the event rows in `rows` (a table, or a `WITH` name holding `tenant_id`,
  * `principal_id`, `time` and `id`): one `principal_events` row per tenant, principal and UTC minute. For rows indexed
- * other than by the writer's copy (the migration, a test's or a bench's own rows); each event must be added once.
+ * other than by the writer's copy (the migration, the duplicates path, a test's or a bench's own rows); each event
+ * must be added once.
  */
 export function principalPostingsInsert(schema: string, rows: string): string {
   return `INSERT INTO ${qualifiedTable(schema, "principalEvents")} (tenant_id, principal_id, minute, times, ids)
-    SELECT tenant_id, principal_id, date_bin('1 minute', time, '0001-01-01T00:00:00Z'), array_agg(time ORDER BY time, id),
+    SELECT tenant_id, principal_id, date_bin('1 minute', time, '${BIN_ORIGIN}'), array_agg(time ORDER BY time, id),
            array_agg(id ORDER BY time, id)
     FROM ${rows} GROUP BY 1, 2, 3`;
 }

@@ -1,5 +1,5 @@
 import type { SQL } from "bun";
-import { qualifiedTable } from "./index-schema.ts";
+import { BIN_ORIGIN, qualifiedTable } from "./index-schema.ts";
 
 /** How an index's principal postings match its events (docs/audit-storage.md, "Principal postings"). */
 export interface PostingsCheck {
@@ -23,7 +23,7 @@ export async function checkPrincipalPostings(sql: SQL, schema: string): Promise<
             (count(*) - count(e.id))::bigint AS strays
      FROM ${qualifiedTable(schema, "principalEvents")} p CROSS JOIN LATERAL unnest(p.times, p.ids) AS u(time, id)
      LEFT JOIN ${events} e ON e.tenant_id = p.tenant_id AND e.time = u.time AND e.id = u.id
-       AND e.principal_id = p.principal_id AND date_bin('1 minute', e.time, '2000-01-01T00:00:00Z') = p.minute`,
+       AND e.principal_id = p.principal_id AND date_bin('1 minute', e.time, '${BIN_ORIGIN}') = p.minute`,
   );
   const counts = row as { events: string | number; posted: string | number; strays: string | number };
   return { events: Number(counts.events), posted: Number(counts.posted), strays: Number(counts.strays) };

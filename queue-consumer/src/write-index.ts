@@ -1,6 +1,6 @@
 import type { SQL, TransactionSQL } from "bun";
 import { QueueConsumerError } from "./errors.ts";
-import { INDEX_SCHEMA_VERSION, INDEX_VERSION_SETTING } from "./index-schema.ts";
+import { BIN_ORIGIN, INDEX_SCHEMA_VERSION, INDEX_VERSION_SETTING, principalPostingsInsert } from "./index-schema.ts";
 import type { IndexedEvent, SealedBatch } from "./partition-batch.ts";
 import { integerArrayLiteral, textArrayLiteral } from "./pg-array-literal.ts";
 import { BinaryCopyRows } from "./pg-binary-copy.ts";
@@ -18,12 +18,6 @@ const EVENTS_PER_COPY = 50_000;
 
 /** Events per INSERT statement: one huge statement grows slower than linearly (its CTEs spill to disk). */
 const EVENTS_PER_STATEMENT = 10_000;
-
-/**
- * Origin of the rollups' bins: `date_bin` to a UTC midnight before any time `timestamptz` accepts from a record
- * (year 1) is `date_trunc(…, 'UTC')` — timestamps have no leap seconds — without a time zone lookup per row.
- */
-const UTC_ORIGIN = "0001-01-01T00:00:00Z";
 
 const UNIQUE_VIOLATION = "23505";
 
@@ -214,6 +208,7 @@ async function copyEvents(
  */
 async function insertNewEvents(
   tx: TransactionSQL,
+  schema: string,
   table: TableIn,
   chunk: readonly IndexedEvent[],
   objectId: bigint,
@@ -235,19 +230,16 @@ async function insertNewEvents(
       ON CONFLICT (tenant_id, time, id) DO NOTHING
       RETURNING id, tenant_id, time, principal_id, action, result
     ), postings AS (
-      INSERT INTO ${table("principal_events")} (tenant_id, principal_id, minute, times, ids)
-      SELECT tenant_id, principal_id, date_bin('1 minute', time, ${UTC_ORIGIN}::timestamptz), array_agg(time), array_agg(id)
-      FROM inserted
-      GROUP BY 1, 2, 3
+      ${tx.unsafe(principalPostingsInsert(schema, "inserted"))}
     ), rolled AS (
       INSERT INTO ${table("counts")} AS c (tenant_id, minute, principal_id, action, result, n)
-      SELECT tenant_id, date_bin('1 minute', time, ${UTC_ORIGIN}::timestamptz), principal_id, action, result, count(*)
+      SELECT tenant_id, date_bin('1 minute', time, ${BIN_ORIGIN}::timestamptz), principal_id, action, result, count(*)
       FROM inserted
       GROUP BY 1, 2, 3, 4, 5
       ON CONFLICT (tenant_id, minute, principal_id, action, result) DO UPDATE SET n = c.n + excluded.n
     ), hourly AS (
       INSERT INTO ${table("counts_hour")} AS h (tenant_id, hour, principal_id, action, result, n)
-      SELECT tenant_id, date_bin('1 hour', time, ${UTC_ORIGIN}::timestamptz), principal_id, action, result, count(*)
+      SELECT tenant_id, date_bin('1 hour', time, ${BIN_ORIGIN}::timestamptz), principal_id, action, result, count(*)
       FROM inserted
       GROUP BY 1, 2, 3, 4, 5
       ON CONFLICT (tenant_id, hour, principal_id, action, result) DO UPDATE SET n = h.n + excluded.n
@@ -301,7 +293,7 @@ export async function writeBatchIndex(
         }
         for (let at = 0; at < chunk.length; at += EVENTS_PER_STATEMENT) {
           const part = chunk.slice(at, at + EVENTS_PER_STATEMENT);
-          inserted += await insertNewEvents(tx, table, part, objectId, batch.backslashes);
+          inserted += await insertNewEvents(tx, schema, table, part, objectId, batch.backslashes);
         }
       }
       await tx`

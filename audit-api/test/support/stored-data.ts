@@ -1,8 +1,7 @@
 import { S3Client } from "@aws-sdk/client-s3";
 import {
+  claimIndexVersion,
   ensureIndexSchema,
-  INDEX_SCHEMA_VERSION,
-  INDEX_VERSION_SETTING,
   PartitionBatch,
   principalPostingsInsert,
   putBatchObject,
@@ -155,7 +154,7 @@ export function sampleRecord(
  */
 export async function insertIndexRows(sql: SQL, schema: string, rows: string, params: unknown[] = []): Promise<void> {
   await sql.begin(async (tx) => {
-    await tx`SELECT set_config(${INDEX_VERSION_SETTING}, ${String(INDEX_SCHEMA_VERSION)}, true)`;
+    await claimIndexVersion(tx);
     await tx.unsafe(
       `WITH added AS (
          INSERT INTO "${schema}".events (id, tenant_id, time, principal_id, action, result, resource, object_id,
