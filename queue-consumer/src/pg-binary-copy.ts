@@ -13,8 +13,9 @@
 const SIGNATURE = Buffer.from("PGCOPY\n\xff\r\n\0", "latin1");
 const TWO_32 = 2 ** 32;
 /** Element types of the arrays written (`pg_type.oid`, fixed since PostgreSQL's first releases). */
-const TEXT_OID = 25;
-const TIMESTAMPTZ_OID = 1184;
+export const ARRAY_OF = { text: 25, timestamptz: 1184 } as const;
+/** Up to this many bytes, `textBytes` copies in a loop (a native copy's call costs more than ~40 bytes' loop). */
+const SHORT_COPY = 64;
 /** ndim, flags, element type, then the one dimension's length and lower bound: five int32. */
 const ARRAY_HEADER_BYTES = 20;
 
@@ -24,7 +25,8 @@ export class BinaryCopyRows {
 
   /** `expectedBytes`: the payload's likely size (the buffer grows past it when needed). */
   constructor(expectedBytes = 64 * 1024) {
-    this.#buffer = Buffer.allocUnsafe(Math.max(expectedBytes, SIGNATURE.length + 8 + 2));
+    // never a slice of the shared pool: `releaseCopyPayload` frees the whole buffer
+    this.#buffer = Buffer.allocUnsafeSlow(Math.max(expectedBytes, SIGNATURE.length + 8 + 2));
     this.#at = SIGNATURE.copy(this.#buffer, 0);
     this.#at = this.#buffer.writeInt32BE(0, this.#at); // flags: no OIDs
     this.#at = this.#buffer.writeInt32BE(0, this.#at); // header extension length
@@ -32,15 +34,18 @@ export class BinaryCopyRows {
 
   #room(bytes: number): void {
     if (this.#at + bytes <= this.#buffer.length) return;
-    const grown = Buffer.allocUnsafe(Math.max(this.#buffer.length * 2, this.#at + bytes));
+    const grown = Buffer.allocUnsafeSlow(Math.max(this.#buffer.length * 2, this.#at + bytes));
     this.#buffer.copy(grown, 0, 0, this.#at);
+    releaseCopyPayload(this.#buffer);
     this.#buffer = grown;
   }
 
-  /** Starts a row of `fields` fields. */
-  row(fields: number): void {
+  /** Starts a row of `fields` fields; returns where the row starts in the payload. */
+  row(fields: number): number {
     this.#room(2);
-    this.#at = this.#buffer.writeInt16BE(fields, this.#at);
+    const start = this.#at;
+    this.#at = this.#buffer.writeInt16BE(fields, start);
+    return start;
   }
 
   /**
@@ -63,6 +68,26 @@ export class BinaryCopyRows {
     }
     buffer.writeInt32BE(bytes, this.#at);
     this.#at = start + bytes;
+  }
+
+  /**
+   * A `text` field from bytes `start` to `end` of `source`, which must be valid UTF-8 without a NUL (a scanned
+   * record's string: printable ASCII). Returns where the bytes were written in the payload (`end()`'s buffer), so
+   * that another field can copy them from there (`textAt`).
+   */
+  textBytes(source: Uint8Array, start: number, end: number): number {
+    const length = end - start;
+    this.#room(4 + length);
+    const buffer = this.#buffer;
+    const at = buffer.writeInt32BE(length, this.#at);
+    if (length <= SHORT_COPY) {
+      // a short string is copied byte by byte: cheaper than the native copy's call (ids and resources are short)
+      for (let i = 0; i < length; i += 1) buffer[at + i] = source[start + i] as number;
+    } else {
+      buffer.set(source.subarray(start, end), at);
+    }
+    this.#at = at + length;
+    return at;
   }
 
   /** An `int8` (or `timestamptz`: microseconds from 2000-01-01 UTC) field from a safe integer. */
@@ -90,10 +115,12 @@ export class BinaryCopyRows {
   }
 
   /**
-   * A one-dimensional array's header (`array_send`'s layout: dimensions, no-NULLs flag, element type, length and
-   * lower bound 1) after a placeholder for the field's length; returns where that length goes.
+   * Starts a one-dimensional array field of `length` elements (no NULLs) of type `elementOid` (`ARRAY_OF`): its
+   * header (`array_send`'s layout: dimensions, no-NULLs flag, element type, length and lower bound 1) after a
+   * placeholder for the field's length. Write the elements as fields (`int64`, `text`, `textBytes`), then call
+   * `arrayEnd` with what this returned.
    */
-  #arrayHeader(length: number, elementOid: number): number {
+  arrayStart(length: number, elementOid: number): number {
     this.#room(4 + ARRAY_HEADER_BYTES);
     const lengthAt = this.#at;
     let at = lengthAt + 4;
@@ -105,18 +132,23 @@ export class BinaryCopyRows {
     return lengthAt;
   }
 
+  /** Ends the array field begun where `arrayStart` said: its length goes in front of it. */
+  arrayEnd(lengthAt: number): void {
+    this.#buffer.writeInt32BE(this.#at - lengthAt - 4, lengthAt);
+  }
+
   /** A `timestamptz[]` field (no NULLs) from microseconds since 2000-01-01 UTC, safe integers. */
   timestamptzArray(values: readonly number[]): void {
-    const lengthAt = this.#arrayHeader(values.length, TIMESTAMPTZ_OID);
+    const lengthAt = this.arrayStart(values.length, ARRAY_OF.timestamptz);
     for (const value of values) this.int64(value);
-    this.#buffer.writeInt32BE(this.#at - lengthAt - 4, lengthAt);
+    this.arrayEnd(lengthAt);
   }
 
   /** A `text[]` field (no NULLs), each element as `text` writes it. */
   textArray(values: readonly string[]): void {
-    const lengthAt = this.#arrayHeader(values.length, TEXT_OID);
+    const lengthAt = this.arrayStart(values.length, ARRAY_OF.text);
     for (const value of values) this.text(value);
-    this.#buffer.writeInt32BE(this.#at - lengthAt - 4, lengthAt);
+    this.arrayEnd(lengthAt);
   }
 
   /** The payload, ended: a view of the buffer, so add no row after it. */
@@ -125,4 +157,14 @@ export class BinaryCopyRows {
     this.#at = this.#buffer.writeInt16BE(-1, this.#at);
     return this.#buffer.subarray(0, this.#at);
   }
+}
+
+/**
+ * Frees a payload's memory now (one that `BinaryCopyRows.end` returned, once no longer needed): its buffer is
+ * detached (`ArrayBuffer.prototype.transfer`), and every view of it is then empty. Left to the collector, a batch's
+ * rows (~10 MB) live until a full collection, since they outlive the young generation while the batch is written.
+ */
+export function releaseCopyPayload(payload: Buffer): void {
+  const buffer = payload.buffer as ArrayBuffer; // allocUnsafeSlow's: never shared
+  if (!buffer.detached) buffer.transfer(0);
 }

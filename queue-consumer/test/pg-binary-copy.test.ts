@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { seededRandom } from "@svc/testkit";
-import { BinaryCopyRows } from "../src/pg-binary-copy.ts";
+import { BinaryCopyRows, releaseCopyPayload } from "../src/pg-binary-copy.ts";
 
 const HEADER = Buffer.concat([Buffer.from("PGCOPY\n\xff\r\n\0", "latin1"), Buffer.alloc(8)]);
 const TRAILER = Buffer.from([0xff, 0xff]);
@@ -38,6 +38,33 @@ describe("BinaryCopyRows", () => {
         TRAILER,
       ]),
     );
+  });
+
+  test("textBytes: a range of bytes as a text field, short or long, at the position it returns", () => {
+    const source = Buffer.from(`xx${"a".repeat(10)}yy${"b".repeat(200)}zz`);
+    const byBytes = new BinaryCopyRows(16); // grown on the way
+    byBytes.row(2);
+    const shortAt = byBytes.textBytes(source, 2, 12);
+    const longAt = byBytes.textBytes(source, 14, 214);
+    const payload = byBytes.end();
+    const byText = new BinaryCopyRows();
+    byText.row(2);
+    byText.text("a".repeat(10));
+    byText.text("b".repeat(200));
+    expect(payload).toEqual(byText.end());
+    expect(payload.subarray(shortAt, shortAt + 10).toString()).toBe("a".repeat(10));
+    expect(payload.subarray(longAt, longAt + 200).toString()).toBe("b".repeat(200));
+  });
+
+  test("a released payload is freed: empty, its buffer detached; releasing it again does nothing", () => {
+    const rows = new BinaryCopyRows();
+    rows.row(1);
+    rows.text("x");
+    const payload = rows.end();
+    releaseCopyPayload(payload);
+    expect([payload.length, payload.buffer.detached]).toEqual([0, true]);
+    releaseCopyPayload(payload);
+    expect(payload.length).toBe(0);
   });
 
   test("int64 writes every safe integer as its 64-bit two's complement", () => {
