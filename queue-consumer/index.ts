@@ -24,7 +24,9 @@ export {
 export { objectKey } from "./src/object-key.ts";
 export { type OffsetGap, OffsetGapWatch, type PartitionPosition } from "./src/offset-gaps.ts";
 export {
+  batchEvents,
   type ClosedBatch,
+  EVENTS_PER_CHUNK,
   type IndexedEvent,
   PartitionBatch,
   readIndexFields,

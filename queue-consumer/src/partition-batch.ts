@@ -1,8 +1,17 @@
 import { type BatchBody, MemoryBody } from "./batch-body.ts";
-import { type LineFields, lineFields } from "./index-fields.ts";
+import { IndexChunk } from "./index-chunk.ts";
+import { type LineFields, lineFields, parsedLineFields, scanIndexLine } from "./index-fields.ts";
 
 /** What the index keeps of one event (docs/audit-storage.md, "Index"): its fields and its line's byte range. */
 export type IndexedEvent = LineFields;
+
+/**
+ * Events per chunk, each one `COPY`: a batch of ~400-byte records (16 MiB, ~40,000) in one; a batch of more,
+ * smaller ones (up to 100,000 by default) in two or more, so that the payload stays near the batch's size. One copy
+ * per 25,000-event batch cost PostgreSQL 5.5–5.9 µs per row against 6.0–6.9 for three of up to 10,000
+ * (`bench/src/pipeline/index-write.ts`, four alternated pairs).
+ */
+export const EVENTS_PER_CHUNK = 50_000;
 
 /**
  * A closed batch as it waits to be written: the JSONL body and where each line ends, no index fields yet (they are
@@ -27,8 +36,10 @@ export interface ClosedBatch {
 
 /** A closed batch with its index rows, ready to be written. */
 export interface SealedBatch extends ClosedBatch {
-  /** Index rows, one per distinct event id (the first line of an id that appears twice in the batch). */
-  events: IndexedEvent[];
+  /** The index rows, encoded as the lines were read: one chunk per `EVENTS_PER_CHUNK` events, in line order. */
+  chunks: IndexChunk[];
+  /** Lines that are an indexable record. */
+  indexable: number;
   /** Lines that are not an indexable record (kept in the object, not in the index). */
   unindexable: number;
   /**
@@ -41,32 +52,76 @@ export interface SealedBatch extends ClosedBatch {
 }
 
 /**
- * Reads the index fields of a closed batch's lines (docs/audit-storage.md, "Index"). The writer calls it when the
- * batch's write starts, not as records arrive: a batch waiting in the buffer then holds its bytes only. Parsed
- * fields held per waiting record (an object, seven strings and a set entry, ~350 bytes of heap per 400-byte line)
- * were half of the writer's memory at 50k events/s (queue-consumer/README.md, "Memory").
+ * Reads the index fields of a closed batch's lines and encodes its index rows (`IndexChunk`; docs/audit-storage.md,
+ * "Index"). The writer calls it when the batch's write starts, not as records arrive: a batch waiting in the
+ * buffer then holds its bytes only. Parsed fields held per waiting record (an object, seven strings and a set
+ * entry, ~350 bytes of heap per 400-byte line) were half of the writer's memory at 50k events/s
+ * (queue-consumer/README.md, "Memory").
+ *
+ * Every indexable line becomes an event row, an id seen twice included: the index's unique key (tenant, time, id)
+ * turns the second into a duplicate when it is written (`writeBatchIndex`), as it does for one in another batch.
  */
 export function readIndexFields(batch: ClosedBatch): SealedBatch {
-  const events: IndexedEvent[] = [];
-  const ids = new Set<string>();
-  let unindexable = 0;
+  const chunks: IndexChunk[] = [];
+  let chunk: IndexChunk | undefined;
+  let line = 0;
+  let indexable = 0;
   let minMs = Number.POSITIVE_INFINITY;
   let maxMs = Number.NEGATIVE_INFINITY;
   let minTime: string | undefined;
   let maxTime: string | undefined;
+  const noted = (time: string, timeMs: number): void => {
+    indexable += 1;
+    if (timeMs < minMs) [minMs, minTime] = [timeMs, time];
+    if (timeMs > maxMs) [maxMs, maxTime] = [timeMs, time];
+  };
   batch.body.forEachLine(batch.lineLengths, (buffer, start, end, byteStart) => {
-    const fields = lineFields(buffer, start, end);
-    if (fields === undefined) {
-      unindexable += 1;
-    } else if (!ids.has(fields.id)) {
-      fields.byte_start = byteStart;
-      ids.add(fields.id);
-      events.push(fields);
-      if (fields.timeMs < minMs) [minMs, minTime] = [fields.timeMs, fields.time];
-      if (fields.timeMs > maxMs) [maxMs, maxTime] = [fields.timeMs, fields.time];
+    if (chunk === undefined || chunk.full) {
+      chunk?.end();
+      chunk = new IndexChunk(line, Math.min(EVENTS_PER_CHUNK, batch.records - line));
+      chunks.push(chunk);
     }
+    line += 1;
+    chunk.endLine = line;
+    const scanned = scanIndexLine(buffer, start, end);
+    if (scanned !== undefined) {
+      noted(scanned.time, scanned.timeMs);
+      chunk.addScanned(buffer, scanned, byteStart, byteStart + end - start);
+      return;
+    }
+    const parsed = parsedLineFields(buffer, start, end);
+    if (parsed === undefined) return;
+    noted(parsed.time, parsed.timeMs);
+    chunk.addParsed(parsed, byteStart);
   });
-  return { ...batch, events, unindexable, backslashes: batch.body.hasBackslash(), minTime, maxTime };
+  (chunk as IndexChunk | undefined)?.end();
+  return {
+    ...batch,
+    chunks,
+    indexable,
+    unindexable: batch.records - indexable,
+    backslashes: batch.body.hasBackslash(),
+    minTime,
+    maxTime,
+  };
+}
+
+/**
+ * The index fields of lines `fromLine` to `toLine` (by their order) of a batch, read again from its body: a chunk
+ * that goes in as duplicates do (`writeBatchIndex`), and tests. Unindexable lines are left out.
+ */
+export function batchEvents(batch: ClosedBatch, fromLine = 0, toLine = batch.records): IndexedEvent[] {
+  const events: IndexedEvent[] = [];
+  let line = 0;
+  batch.body.forEachLine(batch.lineLengths, (buffer, start, end, byteStart) => {
+    line += 1;
+    if (line <= fromLine || line > toLine) return;
+    const fields = lineFields(buffer, start, end);
+    if (fields === undefined) return;
+    fields.byte_start = byteStart;
+    events.push(fields);
+  });
+  return events;
 }
 
 /** Lines a batch's length table holds before it doubles. */

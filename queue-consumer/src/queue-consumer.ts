@@ -6,7 +6,6 @@ import { SQL } from "bun";
 import pino, { type Logger } from "pino";
 import { BatchAgeTimer } from "./batch-age-timer.ts";
 import { type BatchBody, MemoryBody } from "./batch-body.ts";
-import { BatchGc } from "./batch-gc.ts";
 import { BatchSpool } from "./batch-spool.ts";
 import type { QueueConsumerConfig } from "./config.ts";
 import { ConsumerMetrics } from "./consumer-metrics.ts";
@@ -183,7 +182,6 @@ export async function startConsumer(
     }
   };
 
-  const gc = new BatchGc();
   const writeOne = async (closed: ClosedBatch, signal: AbortSignal): Promise<void> => {
     const writeStartedAt = performance.now();
     const where = `${closed.topic}/${closed.partition}@${closed.firstOffset}`;
@@ -217,6 +215,9 @@ export async function startConsumer(
         },
       },
     );
+    // The index rows (~10 MB a batch) are freed now, not at a collection: they outlive the young generation while
+    // the batch is written, and the old one is collected late (queue-consumer/README.md, "Memory").
+    for (const chunk of batch.chunks) chunk.release();
     metrics.eventsIndexed.inc(indexed.inserted);
     metrics.eventsDuplicate.inc(batch.records - batch.unindexable - indexed.inserted);
     metrics.unindexable.inc(batch.unindexable);
@@ -229,8 +230,6 @@ export async function startConsumer(
       },
     });
     metrics.commits.inc();
-    // A batch leaves megabytes of garbage (its index rows, SQL arrays); JSC collects it late unless asked.
-    gc.afterBatch();
     events.emit("batch", {
       topic: batch.topic,
       partition: batch.partition,

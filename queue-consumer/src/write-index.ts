@@ -1,20 +1,11 @@
 import type { SQL, TransactionSQL } from "bun";
 import { QueueConsumerError } from "./errors.ts";
+import type { IndexChunk } from "./index-chunk.ts";
 import { BIN_ORIGIN, INDEX_SCHEMA_VERSION, INDEX_VERSION_SETTING, principalPostingsInsert } from "./index-schema.ts";
-import type { IndexedEvent, SealedBatch } from "./partition-batch.ts";
+import { batchEvents, type IndexedEvent, type SealedBatch } from "./partition-batch.ts";
 import { integerArrayLiteral, textArrayLiteral } from "./pg-array-literal.ts";
-import { BinaryCopyRows } from "./pg-binary-copy.ts";
-import { principalPostingRows } from "./principal-postings.ts";
 import type { WrittenObject } from "./put-batch-object.ts";
-import { rollupColumns, rollups } from "./rollup-counts.ts";
-
-/**
- * Events per `COPY`: a batch of ~400-byte records (16 MiB, ~40,000) in one; a batch of more, smaller ones (up to
- * 100,000 by default) in two or more, so that the payload stays near the batch's size. One copy per 25,000-event
- * batch cost PostgreSQL 5.5–5.9 µs per row against 6.0–6.9 for three of up to 10,000
- * (`bench/src/pipeline/index-write.ts`, four alternated pairs).
- */
-const EVENTS_PER_COPY = 50_000;
+import { rollupColumns } from "./rollup-counts.ts";
 
 /** Events per INSERT statement: one huge statement grows slower than linearly (its CTEs spill to disk). */
 const EVENTS_PER_STATEMENT = 10_000;
@@ -23,9 +14,6 @@ const UNIQUE_VIOLATION = "23505";
 
 /** A table of the index's schema, as an identifier for a query (`sql("schema.table")`: any connection's). */
 type TableIn = (name: string) => SQL.Query<unknown>;
-
-/** A likely size of one event's `COPY` row (the payload grows past it when its strings are longer). */
-const COPY_BYTES_PER_EVENT = 256;
 
 type TextColumn = "id" | "tenant_id" | "time" | "principal_id" | "action" | "result" | "resource";
 type IntegerColumn = "byte_start" | "byte_length";
@@ -52,74 +40,6 @@ function eventColumns(
     byte_start: integer("byte_start"),
     byte_length: integer("byte_length"),
   };
-}
-
-/** `timestamptz`'s binary form counts microseconds from 2000-01-01 UTC; `timeMs` counts milliseconds from 1970. */
-const PG_EPOCH_MS = 946_684_800_000;
-
-/** Largest microsecond count (either sign) a double holds exactly: 2^53 − 1, from 2000 the years 1714 to 2285. */
-const EXACT_MICROS = Number.MAX_SAFE_INTEGER;
-
-/**
- * The event's time as `timestamptz` stores it, microseconds from 2000-01-01 UTC, for the plain path, which copies
- * it in binary: PostgreSQL parsing RFC 3339 text took 0.2–0.8 µs of its ~8 µs per row (docs/audit-storage.md,
- * "Write, per batch"). Undefined when the plain path must not take the event: more than six fractional digits
- * (PostgreSQL rounds to the microsecond where `timeMs` truncates to the millisecond, so the rollups' bins could
- * differ: …59.9999995 is the next minute there), or a time before 1714 or after 2285, whose microsecond count a
- * double does not hold exactly. A chunk holding such an event goes in as duplicates do, its times as text.
- */
-function pgMicros(event: IndexedEvent): number | undefined {
-  const time = event.time;
-  let micros = 0;
-  if (time.charCodeAt(19) === 0x2e) {
-    // RFC 3339 puts the fraction at 19: timeMs holds its first three digits, the next three are microseconds
-    let digits = 0;
-    for (let i = 20; i < time.length; i += 1) {
-      const c = time.charCodeAt(i);
-      if (c < 0x30 || c > 0x39) break;
-      digits += 1;
-      if (digits > 6) return undefined;
-      if (digits > 3) micros += (c - 0x30) * 10 ** (6 - digits);
-    }
-  }
-  // the milliseconds are moved to 2000 first: their product by 1000 is then exact (even, within 2^53 + 999 when
-  // the sum is within 2^53 − 1), and so is the sum
-  const total = (event.timeMs - PG_EPOCH_MS) * 1000 + micros;
-  return Math.abs(total) <= EXACT_MICROS ? total : undefined;
-}
-
-/**
- * A chunk's event rows for `COPY events (id, tenant_id, time, principal_id, action, result, resource, object_id,
- * byte_start, byte_length)`, its times (`pgMicros`) in `micros`.
- */
-function eventRows(chunk: readonly IndexedEvent[], micros: readonly number[], objectId: bigint): Buffer {
-  const rows = new BinaryCopyRows(chunk.length * COPY_BYTES_PER_EVENT);
-  for (let i = 0; i < chunk.length; i += 1) {
-    const event = chunk[i] as IndexedEvent;
-    rows.row(10);
-    rows.text(event.id);
-    rows.text(event.tenant_id);
-    rows.int64(micros[i] as number);
-    rows.text(event.principal_id);
-    rows.text(event.action);
-    rows.text(event.result);
-    rows.text(event.resource);
-    rows.bigint64(objectId);
-    rows.int64(event.byte_start);
-    rows.int32(event.byte_length);
-  }
-  return rows.end();
-}
-
-/** Every event's `pgMicros`, or undefined when one has none. */
-function timesInMicros(chunk: readonly IndexedEvent[]): number[] | undefined {
-  const micros: number[] = new Array(chunk.length);
-  for (let i = 0; i < chunk.length; i += 1) {
-    const value = pgMicros(chunk[i] as IndexedEvent);
-    if (value === undefined) return undefined;
-    micros[i] = value;
-  }
-  return micros;
 }
 
 /** The SQLSTATE of a PostgreSQL error (Bun's `errno`), if any. */
@@ -154,32 +74,31 @@ async function copyIn(copy: SQL.Query<unknown>, payload: Buffer): Promise<void> 
 }
 
 /**
- * Copies a chunk's events in (binary `COPY`) with their principal postings and adds them to the rollups, grouped
- * here, inside a savepoint.
- * False, with nothing stored, when an event was indexed before (23505) or a time must go in as text (`pgMicros`).
+ * Copies a chunk's events in (binary `COPY`) with their principal postings and adds them to the rollups, all
+ * encoded as the batch was read (`IndexChunk`), inside a savepoint.
+ * False, with nothing stored, when an event was indexed before (23505) or a time must go in as text (not `plain`).
  */
 async function copyEvents(
   tx: TransactionSQL,
   table: TableIn,
-  chunk: readonly IndexedEvent[],
+  chunk: IndexChunk,
   objectId: bigint,
   backslashes: boolean,
-): Promise<boolean> {
-  const micros = timesInMicros(chunk);
-  if (micros === undefined) return false;
+) {
+  if (!chunk.plain) return false;
   return await tx
     .savepoint(async (sp) => {
       await copyIn(
-        sp`COPY ${table("events")} (id, tenant_id, time, principal_id, action, result, resource, object_id, byte_start,
+        sp`COPY ${table("events")} (object_id, id, tenant_id, time, principal_id, action, result, resource, byte_start,
                                     byte_length)
            FROM STDIN (FORMAT binary)`,
-        eventRows(chunk, micros, objectId),
+        chunk.eventRows(objectId),
       );
       await copyIn(
         sp`COPY ${table("principal_events")} (tenant_id, principal_id, minute, times, ids) FROM STDIN (FORMAT binary)`,
-        principalPostingRows(chunk, micros),
+        chunk.postingRows(),
       );
-      const counted = rollups(chunk);
+      const counted = chunk.rollups();
       const minutes = rollupColumns(counted.minutes, backslashes);
       const hours = rollupColumns(counted.hours, backslashes);
       await sp`
@@ -267,7 +186,6 @@ export async function writeBatchIndex(
   object: WrittenObject,
 ): Promise<IndexedBatch> {
   const table: TableIn = (name) => sql(`${schema}.${name}`);
-  const events = batch.events;
   try {
     return await sql.begin(async (tx) => {
       const [row] = await tx`
@@ -282,17 +200,18 @@ export async function writeBatchIndex(
                   set_config(${INDEX_VERSION_SETTING}, ${String(INDEX_SCHEMA_VERSION)}, true) AS index_version`;
       const objectId = BigInt((row as { object_id: string }).object_id);
       let inserted = 0;
-      for (let start = 0; start < events.length; start += EVENTS_PER_COPY) {
-        const chunk = events.slice(start, start + EVENTS_PER_COPY);
+      for (const chunk of batch.chunks) {
         // Usually none of the events was indexed before: a plain COPY (no conflict check per row) and rollups
         // grouped here. A duplicate (a batch written again, a record shipped twice) fails it with 23505; the
-        // savepoint undoes it, and the statements that skip indexed events and count only the rest run instead.
+        // savepoint undoes it, and the statements that skip indexed events and count only the rest run instead,
+        // on the chunk's lines read again.
         if (await copyEvents(tx, table, chunk, objectId, batch.backslashes)) {
-          inserted += chunk.length;
+          inserted += chunk.events;
           continue;
         }
-        for (let at = 0; at < chunk.length; at += EVENTS_PER_STATEMENT) {
-          const part = chunk.slice(at, at + EVENTS_PER_STATEMENT);
+        const events = batchEvents(batch, chunk.firstLine, chunk.endLine);
+        for (let at = 0; at < events.length; at += EVENTS_PER_STATEMENT) {
+          const part = events.slice(at, at + EVENTS_PER_STATEMENT);
           inserted += await insertNewEvents(tx, schema, table, part, objectId, batch.backslashes);
         }
       }

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll } from "bun:test";
+import { afterAll, beforeAll, expect } from "bun:test";
 import { ListObjectVersionsCommand, type ObjectVersion, S3Client } from "@aws-sdk/client-s3";
 import { Admin, Consumer, Producer } from "@platformatic/kafka";
 import { bucketPrefix, randomName, stackEnv, topicName, waitFor } from "@svc/testkit";
@@ -376,4 +376,63 @@ export function pipelineFixture(
     fixture.s3.destroy();
   });
   return fixture;
+}
+
+/** One event row of the writer's binary `COPY events`, decoded (`encodedEvents`). */
+export interface EncodedEvent {
+  object_id: bigint;
+  id: string;
+  tenant_id: string;
+  /** Microseconds from 2000-01-01 UTC. */
+  micros: number;
+  principal_id: string;
+  action: string;
+  result: string;
+  resource: string;
+  byte_start: number;
+  byte_length: number;
+}
+
+/** The rows of a binary `COPY` payload, each field's bytes (PostgreSQL's "Binary Format", read back). */
+export function copyRows(payload: Buffer): Buffer[][] {
+  expect(payload.subarray(0, 11).toString("latin1")).toBe("PGCOPY\n\xff\r\n\0");
+  let at = 19;
+  const rows: Buffer[][] = [];
+  for (;;) {
+    const fields = payload.readInt16BE(at);
+    at += 2;
+    if (fields === -1) break;
+    const row: Buffer[] = [];
+    for (let f = 0; f < fields; f += 1) {
+      const length = payload.readInt32BE(at);
+      row.push(payload.subarray(at + 4, at + 4 + length));
+      at += 4 + length;
+    }
+    rows.push(row);
+  }
+  expect(at).toBe(payload.length);
+  return rows;
+}
+
+/** The event rows a sealed batch's plain chunks hold, decoded, with `objectId` written in. */
+export function encodedEvents(batch: SealedBatch, objectId = 7n): EncodedEvent[] {
+  return batch.chunks.flatMap((chunk) => {
+    expect(chunk.plain).toBe(true);
+    return copyRows(chunk.eventRows(objectId)).map((row) => {
+      expect(row).toHaveLength(10);
+      const text = (f: number) => (row[f] as Buffer).toString("utf8");
+      return {
+        object_id: (row[0] as Buffer).readBigInt64BE(),
+        id: text(1),
+        tenant_id: text(2),
+        micros: Number((row[3] as Buffer).readBigInt64BE()),
+        principal_id: text(4),
+        action: text(5),
+        result: text(6),
+        resource: text(7),
+        byte_start: Number((row[8] as Buffer).readBigInt64BE()),
+        byte_length: (row[9] as Buffer).readInt32BE(),
+      };
+    });
+  });
 }

@@ -1,6 +1,15 @@
 import { describe, expect, test } from "bun:test";
-import { indexFields, MemoryBody, objectKey, PartitionBatch, readIndexFields } from "../index.ts";
-import { recordLine } from "./helpers.ts";
+import {
+  batchEvents,
+  EVENTS_PER_CHUNK,
+  indexFields,
+  MemoryBody,
+  objectKey,
+  PartitionBatch,
+  readIndexFields,
+} from "../index.ts";
+import { pgMicros } from "../src/index-chunk.ts";
+import { copyRows, encodedEvents, recordLine } from "./helpers.ts";
 
 const line = (id: string, tenant = "t1", time = "2026-11-23T09:15:00.123Z") =>
   Buffer.from(recordLine(id, tenant, time));
@@ -15,7 +24,8 @@ describe("PartitionBatch", () => {
     const sealed = batch.seal();
     expect(sealed.body.contents().toString()).toBe(`${values.map((v) => v.toString()).join("\n")}\n`);
     expect([sealed.firstOffset, sealed.lastOffset, sealed.records]).toEqual([100n, 102n, 3]);
-    for (const event of sealed.events) {
+    const events = encodedEvents(sealed);
+    for (const event of events) {
       const slice = sealed.body
         .contents()
         .subarray(event.byte_start, event.byte_start + event.byte_length)
@@ -24,10 +34,10 @@ describe("PartitionBatch", () => {
     }
     expect(sealed.minTime).toBe("2026-11-23T09:14:00Z");
     expect(sealed.maxTime).toBe("2026-11-23T09:16:00Z");
-    expect(sealed.events[1]).toMatchObject({ id: "b", tenant_id: "t2", action: "/kms.v1.Kms/Encrypt", result: "ok" });
+    expect(events[1]).toMatchObject({ id: "b", tenant_id: "t2", action: "/kms.v1.Kms/Encrypt", result: "ok" });
   });
 
-  test("an id twice in one batch is stored twice and indexed once; a non-record line is stored, not indexed", () => {
+  test("an id twice in one batch is stored and read twice (the index's key skips the second); a non-record line is stored, not indexed", () => {
     const batch = new PartitionBatch("t", 0);
     batch.add(line("dup"), 0n, 0, 1);
     batch.add(Buffer.from("not json"), 1n, 0, 1);
@@ -37,8 +47,8 @@ describe("PartitionBatch", () => {
     batch.add(line("feb30", "t1", "2026-02-30T09:15:00Z"), 4n, 0, 1);
     const sealed = batch.seal();
     expect(sealed.records).toBe(5);
-    expect(sealed.events.map((e) => e.id)).toEqual(["dup"]);
-    expect(sealed.unindexable).toBe(3);
+    expect(encodedEvents(sealed).map((e) => e.id)).toEqual(["dup", "dup"]);
+    expect([sealed.indexable, sealed.unindexable]).toEqual([2, 3]);
   });
 
   test("a batch that outgrows its buffer moves to a larger one, lines and byte ranges kept", () => {
@@ -50,14 +60,15 @@ describe("PartitionBatch", () => {
     const sealed = batch.seal();
     expect(sealed.body.contents().toString()).toBe(`${values.map((v) => v.toString()).join("\n")}\n`);
     expect(sealed.body.length).toBe(batch.bytes);
-    for (const event of sealed.events) {
+    const events = encodedEvents(sealed);
+    for (const event of events) {
       const slice = sealed.body
         .contents()
         .subarray(event.byte_start, event.byte_start + event.byte_length)
         .toString();
       expect(JSON.parse(slice).id).toBe(event.id);
     }
-    expect(sealed.events.length).toBe(20);
+    expect(events.length).toBe(20);
   });
 
   test("backslashes: set once a line holds one (only then can an index string hold a quote or a backslash)", () => {
@@ -68,7 +79,7 @@ describe("PartitionBatch", () => {
     batch.add(Buffer.from(JSON.stringify({ ...quoted, action: 'say "hi"' })), 1n, 0, 1);
     const sealed = batch.seal();
     expect(sealed.backslashes).toBe(true);
-    expect(sealed.events.at(-1)?.action).toBe('say "hi"');
+    expect(encodedEvents(sealed).at(-1)?.action).toBe('say "hi"');
   });
 
   test("an open or closed batch holds bytes only: its index fields are read when the batch is written", () => {
@@ -85,16 +96,17 @@ describe("PartitionBatch", () => {
       for (let i = 0; i < 5_000; i++) batch.add(values[i % values.length] as Buffer, BigInt(i), 0, 1);
       const closed = batch.close();
       expect(parsed).toBe(0);
-      expect(Object.keys(closed)).not.toContain("events");
+      expect(Object.keys(closed)).not.toContain("chunks");
       expect(closed.lineLengths.length).toBe(5_000);
       const sealed = readIndexFields(closed);
       // Read now: the records by the scan (`indexFields`), the line it refuses by JSON.parse.
       expect(parsed).toBe(1_250);
       expect(sealed.records).toBe(5_000);
-      expect(sealed.events.map((event) => event.id)).toEqual(["a", "b"]);
-      expect(sealed.unindexable).toBe(1_250);
+      const events = encodedEvents(sealed);
+      expect(events.slice(0, 4).map((event) => event.id)).toEqual(["a", "a", "b", "a"]);
+      expect([events.length, sealed.indexable, sealed.unindexable]).toEqual([3_750, 3_750, 1_250]);
       expect(sealed.minTime).toBe("2026-11-23T09:14:00Z");
-      const b = sealed.events[1];
+      const b = events[2];
       expect(
         sealed.body
           .contents()
@@ -117,11 +129,112 @@ describe("PartitionBatch", () => {
     expect(sealed.records).toBe(3);
     expect(sealed.unindexable).toBe(0);
     const n = line("n").length;
-    expect(sealed.events.map((event) => [event.id, event.byte_start, event.byte_length])).toEqual([
+    expect(encodedEvents(sealed).map((event) => [event.id, event.byte_start, event.byte_length])).toEqual([
       ["n", 0, n],
       ["m", n + 1, split.length],
       ["o", n + split.length + 2, line("o").length],
     ]);
+  });
+
+  test("the encoded rows are the lines' index fields, scanned or parsed, chunk by chunk; postings group them by minute", () => {
+    const batch = new PartitionBatch("t", 0);
+    const start = Date.parse("2026-11-23T09:00:00Z");
+    const lines = EVENTS_PER_CHUNK + 700;
+    for (let i = 0; i < lines; i += 1) {
+      const record = JSON.parse(recordLine(`id-${i}`, `t${i % 2}`, new Date(start + i * 7).toISOString()));
+      record.principal_id = `p${i % 3}`;
+      // parsed lines (an escape, non-ASCII, a NUL), a time with microseconds, lines that are no record
+      if (i % 997 === 0) record.action = 'say "hi"';
+      if (i % 991 === 0) record.resource = "índex/€";
+      if (i % 983 === 0) record.principal_id = "p\u0000";
+      if (i % 101 === 0) record.time = "2026-11-23T09:00:01.123456+01:00";
+      const value = i % 499 === 0 ? "[1]" : JSON.stringify(record);
+      batch.add(Buffer.from(value), BigInt(i), 0, 1);
+    }
+    const sealed = batch.seal();
+    expect(sealed.chunks.map((c) => [c.firstLine, c.events])).toEqual([
+      [0, EVENTS_PER_CHUNK],
+      [(sealed.chunks[0]?.endLine as number) ?? -1, sealed.indexable - EVENTS_PER_CHUNK],
+    ]);
+    expect(sealed.chunks.at(-1)?.endLine).toBe(lines);
+    const read = batchEvents(sealed);
+    expect(read.length).toBe(sealed.indexable);
+    expect(read.some((e) => e.principal_id === "p\uFFFD")).toBe(true);
+    expect(encodedEvents(sealed, 42n)).toEqual(
+      read.map((e) => ({
+        object_id: 42n,
+        id: e.id,
+        tenant_id: e.tenant_id,
+        micros: pgMicros(e.time, e.timeMs) as number,
+        principal_id: e.principal_id,
+        action: e.action,
+        result: e.result,
+        resource: e.resource,
+        byte_start: e.byte_start,
+        byte_length: e.byte_length,
+      })),
+    );
+    // the postings: per tenant, principal and minute, the events' times and ids in line order
+    const expected = new Map<string, { times: number[]; ids: string[] }>();
+    for (const e of read.slice(0, EVENTS_PER_CHUNK)) {
+      const micros = pgMicros(e.time, e.timeMs) as number;
+      const key = `${e.tenant_id}|${e.principal_id}|${Math.floor(micros / 60e6) * 60e6}`;
+      const posting = expected.get(key) ?? { times: [], ids: [] };
+      posting.times.push(micros);
+      posting.ids.push(e.id);
+      expected.set(key, posting);
+    }
+    const elements = (array: Buffer) => {
+      const [dimensions, , , length, lowerBound] = [0, 4, 8, 12, 16].map((at) => array.readInt32BE(at));
+      expect([dimensions, lowerBound]).toEqual([1, 1]);
+      const items: Buffer[] = [];
+      for (let at = 20; items.length < (length as number); ) {
+        const size = array.readInt32BE(at);
+        items.push(array.subarray(at + 4, at + 4 + size));
+        at += 4 + size;
+      }
+      return items;
+    };
+    const posted = new Map(
+      copyRows((sealed.chunks[0] as (typeof sealed.chunks)[0]).postingRows()).map((row) => {
+        const [tenant, principal, minute, times, ids] = row as [Buffer, Buffer, Buffer, Buffer, Buffer];
+        return [
+          `${tenant.toString()}|${principal.toString()}|${Number(minute.readBigInt64BE())}`,
+          {
+            times: elements(times).map((t) => Number(t.readBigInt64BE())),
+            ids: elements(ids).map((id) => id.toString()),
+          },
+        ];
+      }),
+    );
+    expect(posted).toEqual(expected);
+  });
+
+  test("a chunk holding a time that has no exact binary form is not plain: nothing of it is encoded", () => {
+    const batch = new PartitionBatch("t", 0);
+    batch.add(line("a"), 0n, 0, 1);
+    batch.add(line("b", "t1", "2026-11-23T09:15:00.1234567Z"), 1n, 0, 1);
+    batch.add(line("c"), 2n, 0, 1);
+    const sealed = batch.seal();
+    const [chunk] = sealed.chunks;
+    expect([chunk?.plain, chunk?.events, sealed.indexable]).toEqual([false, 3, 3]);
+    expect(() => chunk?.postingRows()).toThrow("only when plain");
+    expect(batchEvents(sealed, chunk?.firstLine, chunk?.endLine).map((e) => e.id)).toEqual(["a", "b", "c"]);
+  });
+
+  test("a chunk released once its batch is indexed frees its rows at once: they are empty and cannot be copied again", () => {
+    const batch = new PartitionBatch("t", 0);
+    batch.add(line("a"), 0n, 0, 1);
+    const [chunk] = batch.seal().chunks;
+    if (chunk === undefined) throw new Error("no chunk");
+    const rows = chunk.eventRows(1n);
+    const postings = chunk.postingRows();
+    expect([rows.length > 0, postings.length > 0]).toEqual([true, true]);
+    chunk.release();
+    expect([rows.length, postings.length, rows.buffer.detached]).toEqual([0, 0, true]);
+    expect(() => chunk.eventRows(1n)).toThrow("before `release`");
+    chunk.release(); // again: nothing left to free
+    expect(chunk.events).toBe(1);
   });
 
   test("closes by bytes and records; keeps when its first record came (the age's start)", () => {

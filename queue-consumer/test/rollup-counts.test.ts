@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { rollupColumns, rollups } from "../src/rollup-counts.ts";
+import { hourRollups, minuteBin, RollupCounter, type RollupRow, rollupColumns } from "../src/rollup-counts.ts";
 
 const event = (time: string, principal = "p1", action = "a", result = "ok", tenant = "t1") => ({
   tenant_id: tenant,
@@ -19,7 +19,14 @@ function reference(events: ReturnType<typeof event>[], binMs: number): Map<strin
   return counts;
 }
 
-const asMap = (rows: ReturnType<typeof rollups>["minutes"]) =>
+/** The minute rollup of `events` as the writer counts them, and its hours. */
+function rollups(events: ReturnType<typeof event>[]): { minutes: RollupRow[]; hours: RollupRow[] } {
+  const minutes = new RollupCounter();
+  for (const e of events) minutes.add(e.tenant_id, e.principal_id, e.action, e.result, minuteBin(e.timeMs), 1);
+  return { minutes: minutes.rows, hours: hourRollups(minutes.rows) };
+}
+
+const asMap = (rows: readonly RollupRow[]) =>
   new Map(rows.map((r) => [[r.tenant_id, r.bin, r.principal_id, r.action, r.result].join("|"), r.n]));
 
 describe("rollups", () => {
