@@ -81,6 +81,18 @@ test("latency rows: the 10k/s goals, and records never durable make p99 unknown 
   );
 });
 
+test("memory goals at 50k/s are megabytes (10^6 bytes): 250 MiB misses 256 MB, 244 MiB meets it", () => {
+  const at = (agentMiB: number, consumerMiB: number) => {
+    const run = latency({ rate: 50_000, agentRss: agentMiB * 2 ** 20, consumerRss: consumerMiB * 2 ** 20 });
+    const rows = benchRows({ startedAt: "", workload, rounds: [], latency: [run], skipped: [] });
+    const met = (who: string) => rows.find((r) => r.measure.startsWith(`peak RSS ${who}, 50,000/s`))?.met;
+    return [met("agent"), met("consumer")];
+  };
+  expect(at(76, 244)).toEqual([true, true]);
+  expect(at(77, 245)).toEqual([false, false]);
+  expect(at(80, 250)).toEqual([false, false]);
+});
+
 test("rounds: each row shows the median round, the range over the rounds beside it, and judges the medians", () => {
   const ship = (ms: number, peakRss = 1) => ({ records: 1_000, bytes: 400_000, ms, peakRss });
   const rounds = [
