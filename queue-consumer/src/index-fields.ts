@@ -52,7 +52,8 @@ export interface LineFields extends IndexFields {
 
 /**
  * `indexFields` of the line at bytes `start` to `end` of `body` (a batch's JSONL), with that range: one object per
- * line and no view of it (the writer reads every line of a batch this way).
+ * line and no view of it. The writer encodes a batch's rows from `scanIndexLine` instead (no object per line); it
+ * reads a chunk's lines this way only when the chunk goes in as duplicates do (`batchEvents`).
  */
 export function lineFields(body: Buffer, start: number, end: number): LineFields | undefined {
   const line = scanIndexLine(body, start, end);
@@ -75,17 +76,11 @@ export function lineFields(body: Buffer, start: number, end: number): LineFields
  * The index fields of a line the record scan accepts, the two that are unique per event (`id`, `resource`) as
  * where they are in the line's buffer (printable ASCII: their bytes are their text), the others as strings.
  */
-export interface ScannedIndexLine {
+export interface ScannedIndexLine extends Omit<IndexFields, "id" | "resource"> {
   idStart: number;
   idEnd: number;
   resourceStart: number;
   resourceEnd: number;
-  tenant_id: string;
-  time: string;
-  timeMs: number;
-  principal_id: string;
-  action: string;
-  result: string;
 }
 
 const scannedLine: ScannedIndexLine = {

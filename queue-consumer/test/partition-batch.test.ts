@@ -231,7 +231,7 @@ describe("PartitionBatch", () => {
     const postings = chunk.postingRows();
     expect([rows.length > 0, postings.length > 0]).toEqual([true, true]);
     chunk.release();
-    expect([rows.length, postings.length, rows.buffer.detached]).toEqual([0, 0, true]);
+    expect([rows.length, postings.length, (rows.buffer as ArrayBuffer).detached]).toEqual([0, 0, true]);
     expect(() => chunk.eventRows(1n)).toThrow("before `release`");
     chunk.release(); // again: nothing left to free
     expect(chunk.events).toBe(1);

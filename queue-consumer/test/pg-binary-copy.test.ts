@@ -62,7 +62,7 @@ describe("BinaryCopyRows", () => {
     rows.text("x");
     const payload = rows.end();
     releaseCopyPayload(payload);
-    expect([payload.length, payload.buffer.detached]).toEqual([0, true]);
+    expect([payload.length, (payload.buffer as ArrayBuffer).detached]).toEqual([0, true]);
     releaseCopyPayload(payload);
     expect(payload.length).toBe(0);
   });
