@@ -312,7 +312,7 @@ export async function startConsumer(
     const added = writer.add(value, offset, timestampMs, now);
     if (added === 0) return;
     if (writer.openRecords === 1) ageTimer.due(writer.dueAt(config.batch.maxAgeMs) ?? now);
-    metrics.recordsRead.inc();
+    metrics.noteRecordRead();
     buffered += added;
     if (writer.isFull(batchLimits)) writer.seal();
     if (!paused && buffered > config.maxBufferedBytes) {
