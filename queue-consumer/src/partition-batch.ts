@@ -38,8 +38,6 @@ export interface ClosedBatch {
 export interface SealedBatch extends ClosedBatch {
   /** The index rows, encoded as the lines were read: one chunk per `EVENTS_PER_CHUNK` events, in line order. */
   chunks: IndexChunk[];
-  /** Lines that are an indexable record. */
-  indexable: number;
   /** Lines that are not an indexable record (kept in the object, not in the index). */
   unindexable: number;
   /**
@@ -65,13 +63,13 @@ export function readIndexFields(batch: ClosedBatch): SealedBatch {
   const chunks: IndexChunk[] = [];
   let chunk: IndexChunk | undefined;
   let line = 0;
-  let indexable = 0;
+  let indexed = 0;
   let minMs = Number.POSITIVE_INFINITY;
   let maxMs = Number.NEGATIVE_INFINITY;
   let minTime: string | undefined;
   let maxTime: string | undefined;
   const noted = (time: string, timeMs: number): void => {
-    indexable += 1;
+    indexed += 1;
     if (timeMs < minMs) [minMs, minTime] = [timeMs, time];
     if (timeMs > maxMs) [maxMs, maxTime] = [timeMs, time];
   };
@@ -98,8 +96,7 @@ export function readIndexFields(batch: ClosedBatch): SealedBatch {
   return {
     ...batch,
     chunks,
-    indexable,
-    unindexable: batch.records - indexable,
+    unindexable: batch.records - indexed,
     backslashes: batch.body.hasBackslash(),
     minTime,
     maxTime,

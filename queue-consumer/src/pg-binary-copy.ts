@@ -137,20 +137,6 @@ export class BinaryCopyRows {
     this.#buffer.writeInt32BE(this.#at - lengthAt - 4, lengthAt);
   }
 
-  /** A `timestamptz[]` field (no NULLs) from microseconds since 2000-01-01 UTC, safe integers. */
-  timestamptzArray(values: readonly number[]): void {
-    const lengthAt = this.arrayStart(values.length, ARRAY_OF.timestamptz);
-    for (const value of values) this.int64(value);
-    this.arrayEnd(lengthAt);
-  }
-
-  /** A `text[]` field (no NULLs), each element as `text` writes it. */
-  textArray(values: readonly string[]): void {
-    const lengthAt = this.arrayStart(values.length, ARRAY_OF.text);
-    for (const value of values) this.text(value);
-    this.arrayEnd(lengthAt);
-  }
-
   /** The payload, ended: a view of the buffer, so add no row after it. */
   end(): Buffer {
     this.#room(2);

@@ -84,7 +84,7 @@ async function copyEvents(
   chunk: IndexChunk,
   objectId: bigint,
   backslashes: boolean,
-) {
+): Promise<boolean> {
   if (!chunk.plain) return false;
   return await tx
     .savepoint(async (sp) => {

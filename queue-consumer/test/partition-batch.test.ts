@@ -48,7 +48,7 @@ describe("PartitionBatch", () => {
     const sealed = batch.seal();
     expect(sealed.records).toBe(5);
     expect(encodedEvents(sealed).map((e) => e.id)).toEqual(["dup", "dup"]);
-    expect([sealed.indexable, sealed.unindexable]).toEqual([2, 3]);
+    expect([sealed.records - sealed.unindexable, sealed.unindexable]).toEqual([2, 3]);
   });
 
   test("a batch that outgrows its buffer moves to a larger one, lines and byte ranges kept", () => {
@@ -104,7 +104,7 @@ describe("PartitionBatch", () => {
       expect(sealed.records).toBe(5_000);
       const events = encodedEvents(sealed);
       expect(events.slice(0, 4).map((event) => event.id)).toEqual(["a", "a", "b", "a"]);
-      expect([events.length, sealed.indexable, sealed.unindexable]).toEqual([3_750, 3_750, 1_250]);
+      expect([events.length, sealed.records - sealed.unindexable, sealed.unindexable]).toEqual([3_750, 3_750, 1_250]);
       expect(sealed.minTime).toBe("2026-11-23T09:14:00Z");
       const b = events[2];
       expect(
@@ -154,11 +154,11 @@ describe("PartitionBatch", () => {
     const sealed = batch.seal();
     expect(sealed.chunks.map((c) => [c.firstLine, c.events])).toEqual([
       [0, EVENTS_PER_CHUNK],
-      [(sealed.chunks[0]?.endLine as number) ?? -1, sealed.indexable - EVENTS_PER_CHUNK],
+      [(sealed.chunks[0]?.endLine as number) ?? -1, sealed.records - sealed.unindexable - EVENTS_PER_CHUNK],
     ]);
     expect(sealed.chunks.at(-1)?.endLine).toBe(lines);
     const read = batchEvents(sealed);
-    expect(read.length).toBe(sealed.indexable);
+    expect(read.length).toBe(sealed.records - sealed.unindexable);
     expect(read.some((e) => e.principal_id === "p\uFFFD")).toBe(true);
     expect(encodedEvents(sealed, 42n)).toEqual(
       read.map((e) => ({
@@ -217,7 +217,7 @@ describe("PartitionBatch", () => {
     batch.add(line("c"), 2n, 0, 1);
     const sealed = batch.seal();
     const [chunk] = sealed.chunks;
-    expect([chunk?.plain, chunk?.events, sealed.indexable]).toEqual([false, 3, 3]);
+    expect([chunk?.plain, chunk?.events, sealed.records - sealed.unindexable]).toEqual([false, 3, 3]);
     expect(() => chunk?.postingRows()).toThrow("only when plain");
     expect(batchEvents(sealed, chunk?.firstLine, chunk?.endLine).map((e) => e.id)).toEqual(["a", "b", "c"]);
   });

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { seededRandom } from "@svc/testkit";
-import { BinaryCopyRows, releaseCopyPayload } from "../src/pg-binary-copy.ts";
+import { ARRAY_OF, BinaryCopyRows, releaseCopyPayload } from "../src/pg-binary-copy.ts";
 
 const HEADER = Buffer.concat([Buffer.from("PGCOPY\n\xff\r\n\0", "latin1"), Buffer.alloc(8)]);
 const TRAILER = Buffer.from([0xff, 0xff]);
@@ -123,9 +123,17 @@ describe("BinaryCopyRows", () => {
 
   test("arrays: array_send's header (1 dimension, no NULLs, element type, length, lower bound 1), then the elements", () => {
     const rows = new BinaryCopyRows(1);
-    rows.timestamptzArray([1, -(2 ** 40)]);
-    rows.textArray(["a", "é", ""]);
-    rows.textArray([]);
+    const array = (oid: number, elements: readonly (number | string)[]) => {
+      const lengthAt = rows.arrayStart(elements.length, oid);
+      for (const element of elements) {
+        if (typeof element === "number") rows.int64(element);
+        else rows.text(element);
+      }
+      rows.arrayEnd(lengthAt);
+    };
+    array(ARRAY_OF.timestamptz, [1, -(2 ** 40)]);
+    array(ARRAY_OF.text, ["a", "é", ""]);
+    array(ARRAY_OF.text, []);
     const header = (oid: number, length: number, bytes: number) => {
       const out = Buffer.alloc(24);
       out.writeInt32BE(bytes, 0);

@@ -4,7 +4,7 @@ import type { AuditRecord } from "@svc/audit-record";
 export const RECORD_BYTES = 400;
 export const TENANTS = ["tenant-a", "tenant-b", "tenant-c", "tenant-d", "tenant-e", "tenant-f", "tenant-g", "tenant-h"];
 
-/** Principals per tenant (`user-<seq mod 31>@<tenant>`). */
+/** Principals per tenant (`user-<seq mod 31>@<tenant>`), unless a caller asks for more. */
 export const WORKLOAD_PRINCIPALS = 31;
 
 const ACTIONS = [
@@ -21,9 +21,16 @@ const NOTE_OVERHEAD = 10;
 /**
  * Record number `seq` of a run: a unique, time-sortable id (`<run>-<time ms, 13 digits>-<seq, 10 digits>`: the
  * id sorts by time, then by sequence), the tenant and principal cycling over `TENANTS`, and a `note` attribute
- * that pads the JSON line (without its newline) to exactly `bytes` when the rest leaves room for it.
+ * that pads the JSON line (without its newline) to exactly `bytes` when the rest leaves room for it; `principals`
+ * per tenant (`user-<seq mod principals>@<tenant>`).
  */
-export function makeRecord(run: string, seq: number, timeMs: number, bytes = RECORD_BYTES): AuditRecord {
+export function makeRecord(
+  run: string,
+  seq: number,
+  timeMs: number,
+  bytes = RECORD_BYTES,
+  principals = WORKLOAD_PRINCIPALS,
+): AuditRecord {
   const tenant = TENANTS[seq % TENANTS.length] ?? "tenant-a";
   const record: AuditRecord = {
     id: `${run}-${String(timeMs).padStart(13, "0")}-${String(seq).padStart(10, "0")}`,
@@ -34,7 +41,7 @@ export function makeRecord(run: string, seq: number, timeMs: number, bytes = REC
     result: RESULTS[seq % RESULTS.length] ?? "ok",
     duration_ms: (seq % 250) / 10,
     claimed_tenant_id: tenant,
-    principal_id: `user-${seq % WORKLOAD_PRINCIPALS}@${tenant}`,
+    principal_id: `user-${seq % principals}@${tenant}`,
     tenant_id: tenant,
     attributes: { request_id: `req-${seq}`, client_ip: `10.0.${seq % 256}.${(seq >> 8) % 256}` },
   };
@@ -44,8 +51,14 @@ export function makeRecord(run: string, seq: number, timeMs: number, bytes = REC
 }
 
 /** One JSONL line (newline-terminated) of `makeRecord`. Not re-validated here: the tests validate the generator. */
-export function recordLine(run: string, seq: number, timeMs: number, bytes = RECORD_BYTES): string {
-  return `${JSON.stringify(makeRecord(run, seq, timeMs, bytes))}\n`;
+export function recordLine(
+  run: string,
+  seq: number,
+  timeMs: number,
+  bytes = RECORD_BYTES,
+  principals = WORKLOAD_PRINCIPALS,
+): string {
+  return `${JSON.stringify(makeRecord(run, seq, timeMs, bytes, principals))}\n`;
 }
 
 /** `count` lines from `firstSeq`, all stamped `timeMs`, as one string (one write). */

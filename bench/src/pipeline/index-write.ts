@@ -15,7 +15,7 @@ import { parseArgs } from "node:util";
 import { ensureIndexSchema, PartitionBatch, writeBatchIndex } from "@svc/queue-consumer";
 import { cpuMsOf } from "@svc/stack";
 import { SQL } from "bun";
-import { recordLine, WORKLOAD_PRINCIPALS } from "./generate-records.ts";
+import { RECORD_BYTES, recordLine, WORKLOAD_PRINCIPALS } from "./generate-records.ts";
 
 const { values } = parseArgs({
   options: {
@@ -31,11 +31,6 @@ if ([records, perBatch, principals].some((n) => !Number.isInteger(n) || n <= 0))
   console.error("usage: index-write.ts [--records N] [--batch N] [--principals N] (positive integers)");
   process.exit(2);
 }
-/** Record `seq`'s line, with `principals` principals per tenant. */
-const line = (seq: number, timeMs: number) =>
-  principals === WORKLOAD_PRINCIPALS
-    ? recordLine(run, seq, timeMs)
-    : recordLine(run, seq, timeMs).replace(/"principal_id":"user-\d+@/, `"principal_id":"user-${seq % principals}@`);
 const url = process.env.SVC_STACK_PG_URL;
 if (!url) {
   console.error("SVC_STACK_PG_URL is not set: `set -a; . ~/.local/state/svc-ops/stack/stack.env; set +a`");
@@ -59,7 +54,7 @@ try {
     const batch = new PartitionBatch("bench.index", 0);
     const count = Math.min(perBatch, records - done);
     for (let i = 0; i < count; i++) {
-      batch.add(Buffer.from(line(done + i, start + done + i)), offset, 0, 1);
+      batch.add(Buffer.from(recordLine(run, done + i, start + done + i, RECORD_BYTES, principals)), offset, 0, 1);
       offset += 1n;
     }
     const ownBefore = process.cpuUsage();

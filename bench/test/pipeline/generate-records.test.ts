@@ -50,6 +50,14 @@ describe("generated records", () => {
     expect(seen).toEqual(new Set(TENANTS));
   });
 
+  test("a principal count other than the workload's: principal seq mod that count, the line still padded to size", () => {
+    const line = recordLine("r", 40_123, 0, RECORD_BYTES, 100_000);
+    const record = parseRecordLine(line.slice(0, -1));
+    expect(record.principal_id).toBe(`user-40123@${record.tenant_id}`);
+    expect(Buffer.byteLength(line) - 1).toBe(RECORD_BYTES);
+    expect(makeRecord("r", 40_123, 0).principal_id).toBe(`user-${40_123 % 31}@${record.tenant_id}`);
+  });
+
   test("recordLines writes consecutive sequences and idOfLine reads the id back", () => {
     const text = recordLines("run", 7, 3, 1_700_000_000_000);
     const lines = text.split("\n").filter((l) => l !== "");
