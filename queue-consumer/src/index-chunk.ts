@@ -1,7 +1,7 @@
 import type { LineFields, ScannedIndexLine } from "./index-fields.ts";
 import { BinaryCopyRows, releaseCopyPayload } from "./pg-binary-copy.ts";
 import { PrincipalPostings } from "./principal-postings.ts";
-import { hourRollups, minuteBin, RollupCounter, type RollupRow } from "./rollup-counts.ts";
+import { minuteBin, RollupCounter, type RollupRow } from "./rollup-counts.ts";
 
 /** A likely size of one event's `COPY` row (the payload grows past it when its strings are longer). */
 const COPY_BYTES_PER_EVENT = 256;
@@ -66,7 +66,7 @@ export class IndexChunk {
   #rowStarts: Uint32Array;
   #postings: PrincipalPostings | undefined;
   #minutes: RollupCounter | undefined = new RollupCounter();
-  #ended: { rows: Buffer; postings: Buffer; minutes: RollupRow[]; hours: RollupRow[] } | undefined;
+  #ended: { rows: Buffer; postings: Buffer; minutes: RollupRow[] } | undefined;
 
   /** `firstLine`: the number of the batch's line it starts at; `capacity`: the most events it takes. */
   constructor(
@@ -160,17 +160,12 @@ export class IndexChunk {
     );
   }
 
-  /** No more events: the payloads are finished (the postings and the hours need all of the chunk's events). */
+  /** No more events: the payloads are finished (the postings need all of the chunk's events). */
   end(): void {
     if (this.#ended !== undefined || !this.plain) return;
     const rows = (this.#rows as BinaryCopyRows).end();
     const minutes = (this.#minutes as RollupCounter).rows;
-    this.#ended = {
-      rows,
-      postings: (this.#postings as PrincipalPostings).rows(rows),
-      minutes,
-      hours: hourRollups(minutes),
-    };
+    this.#ended = { rows, postings: (this.#postings as PrincipalPostings).rows(rows), minutes };
     this.#rows = undefined;
     this.#postings = undefined;
     this.#minutes = undefined;
@@ -190,9 +185,9 @@ export class IndexChunk {
     return this.#encoded().postings;
   }
 
-  /** The minute and hour rollups (`plain` chunks, after `end`). */
-  rollups(): { minutes: readonly RollupRow[]; hours: readonly RollupRow[] } {
-    return this.#encoded();
+  /** The minute rollups (`plain` chunks, after `end`), in the order their groups were first seen. */
+  minuteRollups(): readonly RollupRow[] {
+    return this.#encoded().minutes;
   }
 
   /**
@@ -210,7 +205,7 @@ export class IndexChunk {
     this.#minutes = undefined;
   }
 
-  #encoded(): { rows: Buffer; postings: Buffer; minutes: RollupRow[]; hours: RollupRow[] } {
+  #encoded(): { rows: Buffer; postings: Buffer; minutes: RollupRow[] } {
     if (this.#ended === undefined)
       throw new Error("an index chunk is read after `end`, only when plain, and before `release`");
     return this.#ended;

@@ -64,7 +64,22 @@ export function hourRollups(minutes: readonly RollupRow[]): RollupRow[] {
   return hours.rows;
 }
 
-/** Rollup rows as `unnest` columns (array literals); `backslashes`: whether a string may need escaping. */
+/** Orders rollup rows by key (tenant, bin, principal, action, result), the order every writer takes them in. */
+export function compareRollupKeys(a: RollupRow, b: RollupRow): number {
+  return (
+    compareText(a.tenant_id, b.tenant_id) ||
+    a.bin - b.bin ||
+    compareText(a.principal_id, b.principal_id) ||
+    compareText(a.action, b.action) ||
+    compareText(a.result, b.result)
+  );
+}
+
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Rollup rows as `unnest` columns (array literals, bins in epoch seconds); `backslashes`: whether a string may need escaping. */
 export function rollupColumns(
   rows: readonly RollupRow[],
   backslashes: boolean,
@@ -72,10 +87,9 @@ export function rollupColumns(
   const text = (pick: (row: RollupRow) => string) => textArrayLiteral(rows.map(pick), backslashes);
   return {
     tenant_id: text((row) => row.tenant_id),
-    bin: textArrayLiteral(
-      rows.map((row) => new Date(row.bin).toISOString()),
-      false,
-    ),
+    // Seconds from the epoch (bins are whole minutes): `to_timestamp` reads every year PostgreSQL stores, where an
+    // ISO text of a minute before year 1 (an event at 0001-01-01T00:00Z+01:00) would be refused.
+    bin: integerArrayLiteral(rows.map((row) => row.bin / 1000)),
     principal_id: text((row) => row.principal_id),
     action: text((row) => row.action),
     result: text((row) => row.result),

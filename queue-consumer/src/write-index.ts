@@ -5,7 +5,7 @@ import { BIN_ORIGIN, INDEX_SCHEMA_VERSION, INDEX_VERSION_SETTING, principalPosti
 import { batchEvents, type IndexedEvent, type SealedBatch } from "./partition-batch.ts";
 import { integerArrayLiteral, textArrayLiteral } from "./pg-array-literal.ts";
 import type { WrittenObject } from "./put-batch-object.ts";
-import { rollupColumns } from "./rollup-counts.ts";
+import { compareRollupKeys, hourRollups, RollupCounter, type RollupRow, rollupColumns } from "./rollup-counts.ts";
 
 /** Events per INSERT statement: one huge statement grows slower than linearly (its CTEs spill to disk). */
 const EVENTS_PER_STATEMENT = 10_000;
@@ -74,17 +74,11 @@ async function copyIn(copy: SQL.Query<unknown>, payload: Buffer): Promise<void> 
 }
 
 /**
- * Copies a chunk's events in (binary `COPY`) with their principal postings and adds them to the rollups, all
- * encoded as the batch was read (`IndexChunk`), inside a savepoint.
+ * Copies a chunk's events in (binary `COPY`) with their principal postings, both encoded as the batch was read
+ * (`IndexChunk`), inside a savepoint; the chunk's minute rollups are the caller's to add.
  * False, with nothing stored, when an event was indexed before (23505) or a time must go in as text (not `plain`).
  */
-async function copyEvents(
-  tx: TransactionSQL,
-  table: TableIn,
-  chunk: IndexChunk,
-  objectId: bigint,
-  backslashes: boolean,
-): Promise<boolean> {
+async function copyEvents(tx: TransactionSQL, table: TableIn, chunk: IndexChunk, objectId: bigint): Promise<boolean> {
   if (!chunk.plain) return false;
   return await tx
     .savepoint(async (sp) => {
@@ -98,21 +92,6 @@ async function copyEvents(
         sp`COPY ${table("principal_events")} (tenant_id, principal_id, minute, times, ids) FROM STDIN (FORMAT binary)`,
         chunk.postingRows(),
       );
-      const counted = chunk.rollups();
-      const minutes = rollupColumns(counted.minutes, backslashes);
-      const hours = rollupColumns(counted.hours, backslashes);
-      await sp`
-        WITH rolled AS (
-          INSERT INTO ${table("counts")} AS c (tenant_id, minute, principal_id, action, result, n)
-          SELECT * FROM unnest(${minutes.tenant_id}::text[], ${minutes.bin}::timestamptz[],
-                               ${minutes.principal_id}::text[], ${minutes.action}::text[], ${minutes.result}::text[],
-                               ${minutes.n}::bigint[])
-          ON CONFLICT (tenant_id, minute, principal_id, action, result) DO UPDATE SET n = c.n + excluded.n
-        )
-        INSERT INTO ${table("counts_hour")} AS h (tenant_id, hour, principal_id, action, result, n)
-        SELECT * FROM unnest(${hours.tenant_id}::text[], ${hours.bin}::timestamptz[], ${hours.principal_id}::text[],
-                             ${hours.action}::text[], ${hours.result}::text[], ${hours.n}::bigint[])
-        ON CONFLICT (tenant_id, hour, principal_id, action, result) DO UPDATE SET n = h.n + excluded.n`;
       return true;
     })
     .catch((error: unknown) => {
@@ -122,8 +101,49 @@ async function copyEvents(
 }
 
 /**
+ * Adds a batch's minute rollups to `counts` and, summed per UTC hour, to `counts_hour`, each table's rows in key
+ * order: a row stays locked to the commit, and writers that take shared rows in one order wait for each other
+ * instead of deadlocking (docs/audit-storage.md, "Write, per batch", step 4).
+ */
+async function addRollups(
+  tx: TransactionSQL,
+  table: TableIn,
+  minuteRows: readonly RollupRow[],
+  backslashes: boolean,
+): Promise<void> {
+  if (minuteRows.length === 0) return;
+  const minutes = rollupColumns([...minuteRows].sort(compareRollupKeys), backslashes);
+  const hours = rollupColumns(hourRollups(minuteRows).sort(compareRollupKeys), backslashes);
+  await tx`
+    WITH rolled AS (
+      INSERT INTO ${table("counts")} AS c (tenant_id, minute, principal_id, action, result, n)
+      SELECT t, to_timestamp(s), p, a, r, n
+      FROM unnest(${minutes.tenant_id}::text[], ${minutes.bin}::float8[], ${minutes.principal_id}::text[],
+                  ${minutes.action}::text[], ${minutes.result}::text[], ${minutes.n}::bigint[]) AS u(t, s, p, a, r, n)
+      ON CONFLICT (tenant_id, minute, principal_id, action, result) DO UPDATE SET n = c.n + excluded.n
+    )
+    INSERT INTO ${table("counts_hour")} AS h (tenant_id, hour, principal_id, action, result, n)
+    SELECT t, to_timestamp(s), p, a, r, n
+    FROM unnest(${hours.tenant_id}::text[], ${hours.bin}::float8[], ${hours.principal_id}::text[],
+                ${hours.action}::text[], ${hours.result}::text[], ${hours.n}::bigint[]) AS u(t, s, p, a, r, n)
+    ON CONFLICT (tenant_id, hour, principal_id, action, result) DO UPDATE SET n = h.n + excluded.n`;
+}
+
+/** A minute rollup group of the events an `insertNewEvents` statement inserted. */
+interface InsertedGroup {
+  tenant_id: string;
+  principal_id: string;
+  action: string;
+  result: string;
+  /** The minute (epoch ms), as PostgreSQL binned the stored time. */
+  bin: number;
+  n: number;
+}
+
+/**
  * Inserts the chunk's events not indexed before (`ON CONFLICT (tenant_id, time, id) DO NOTHING`, times as text)
- * and adds exactly those to the principal postings and the rollups, in one statement. Returns how many were inserted.
+ * with the principal postings of exactly those, in one statement, and adds exactly those to `minutes`, binned by
+ * PostgreSQL. Returns how many were inserted.
  */
 async function insertNewEvents(
   tx: TransactionSQL,
@@ -132,9 +152,10 @@ async function insertNewEvents(
   chunk: readonly IndexedEvent[],
   objectId: bigint,
   backslashes: boolean,
+  minutes: RollupCounter,
 ): Promise<number> {
   const input = eventColumns(chunk, backslashes);
-  const [counted] = await tx`
+  const groups = (await tx`
     WITH input AS (
       SELECT * FROM unnest(${input.id}::text[], ${input.tenant_id}::text[], ${input.time}::text[],
                            ${input.principal_id}::text[], ${input.action}::text[], ${input.result}::text[],
@@ -150,32 +171,29 @@ async function insertNewEvents(
       RETURNING id, tenant_id, time, principal_id, action, result
     ), postings AS (
       ${tx.unsafe(principalPostingsInsert(schema, "inserted"))}
-    ), rolled AS (
-      INSERT INTO ${table("counts")} AS c (tenant_id, minute, principal_id, action, result, n)
-      SELECT tenant_id, date_bin('1 minute', time, ${BIN_ORIGIN}::timestamptz), principal_id, action, result, count(*)
-      FROM inserted
-      GROUP BY 1, 2, 3, 4, 5
-      ON CONFLICT (tenant_id, minute, principal_id, action, result) DO UPDATE SET n = c.n + excluded.n
-    ), hourly AS (
-      INSERT INTO ${table("counts_hour")} AS h (tenant_id, hour, principal_id, action, result, n)
-      SELECT tenant_id, date_bin('1 hour', time, ${BIN_ORIGIN}::timestamptz), principal_id, action, result, count(*)
-      FROM inserted
-      GROUP BY 1, 2, 3, 4, 5
-      ON CONFLICT (tenant_id, hour, principal_id, action, result) DO UPDATE SET n = h.n + excluded.n
     )
-    -- postings, rolled and hourly run to completion unread (PostgreSQL runs every data-modifying WITH once)
-    SELECT (SELECT count(*) FROM inserted)::int AS inserted`;
-  return (counted as { inserted: number }).inserted;
+    -- postings runs to completion unread (PostgreSQL runs every data-modifying WITH once)
+    SELECT tenant_id, principal_id, action, result,
+           (extract(epoch FROM date_bin('1 minute', time, ${BIN_ORIGIN}::timestamptz))::bigint * 1000)::float8 AS bin,
+           count(*)::int AS n
+    FROM inserted
+    GROUP BY tenant_id, principal_id, action, result, bin`) as InsertedGroup[];
+  let inserted = 0;
+  for (const group of groups) {
+    minutes.add(group.tenant_id, group.principal_id, group.action, group.result, group.bin, group.n);
+    inserted += group.n;
+  }
+  return inserted;
 }
 
 /**
  * Indexes one written batch in one transaction (docs/audit-storage.md, "Write, per batch, after the PUT"):
  * the `objects` row (`written_at` = the PUT's acknowledgement, and the transaction's `svc_audit.index_version`,
  * without which the schema refuses event rows); the event rows in bulk, by a binary `COPY` with their principal
- * postings and the writer's own rollups, or — on a duplicate, or a time PostgreSQL would bin otherwise — by an INSERT from
- * `unnest` of column arrays with `ON CONFLICT (tenant_id, time, id) DO NOTHING`, so an event indexed before keeps
- * its first (object, byte range), and the `counts` (minute) and `counts_hour` rollups of exactly the rows
- * inserted; and `marks.indexed_through` (never lowered: a former owner of the partition may finish a batch after
+ * postings, or — on a duplicate, or a time PostgreSQL would bin otherwise — by an INSERT from `unnest` of column
+ * arrays with `ON CONFLICT (tenant_id, time, id) DO NOTHING`, so an event indexed before keeps its first (object,
+ * byte range); the `counts` (minute) and `counts_hour` rollups of exactly the rows inserted, summed over the batch
+ * and added in key order; and `marks.indexed_through` (never lowered: a former owner of the partition may finish a batch after
  * the new one).
  * Run again for the same object version, it inserts nothing new. Throws `QUEUE_CONSUMER_INDEX_FAILED`.
  */
@@ -200,21 +218,26 @@ export async function writeBatchIndex(
                   set_config(${INDEX_VERSION_SETTING}, ${String(INDEX_SCHEMA_VERSION)}, true) AS index_version`;
       const objectId = BigInt((row as { object_id: string }).object_id);
       let inserted = 0;
+      const minutes = new RollupCounter();
       for (const chunk of batch.chunks) {
         // Usually none of the events was indexed before: a plain COPY (no conflict check per row) and rollups
         // grouped here. A duplicate (a batch written again, a record shipped twice) fails it with 23505; the
         // savepoint undoes it, and the statements that skip indexed events and count only the rest run instead,
         // on the chunk's lines read again.
-        if (await copyEvents(tx, table, chunk, objectId, batch.backslashes)) {
+        if (await copyEvents(tx, table, chunk, objectId)) {
           inserted += chunk.events;
+          for (const row of chunk.minuteRollups()) {
+            minutes.add(row.tenant_id, row.principal_id, row.action, row.result, row.bin, row.n);
+          }
           continue;
         }
         const events = batchEvents(batch, chunk.firstLine, chunk.endLine);
         for (let at = 0; at < events.length; at += EVENTS_PER_STATEMENT) {
           const part = events.slice(at, at + EVENTS_PER_STATEMENT);
-          inserted += await insertNewEvents(tx, schema, table, part, objectId, batch.backslashes);
+          inserted += await insertNewEvents(tx, schema, table, part, objectId, batch.backslashes, minutes);
         }
       }
+      await addRollups(tx, table, minutes.rows, batch.backslashes);
       await tx`
         INSERT INTO ${table("marks")} AS m (topic, partition, indexed_through)
         VALUES (${batch.topic}, ${batch.partition}, ${batch.lastOffset.toString()}::bigint)

@@ -296,8 +296,12 @@ export async function counted(counter: { get(): Promise<{ values: { value: numbe
 }
 
 /** A sealed batch of tenant-a records (one per line, `principal` replacing the record's), from `firstOffset` on. */
-export function batchOf(lines: { id: string; time: string; principal?: string }[], firstOffset: bigint): SealedBatch {
-  const batch = new PartitionBatch("topic.x", 1);
+export function batchOf(
+  lines: { id: string; time: string; principal?: string }[],
+  firstOffset: bigint,
+  partition = 1,
+): SealedBatch {
+  const batch = new PartitionBatch("topic.x", partition);
   lines.forEach((l, i) => {
     const value = JSON.parse(recordLine(l.id, "tenant-a", l.time));
     if (l.principal) value.principal_id = l.principal;

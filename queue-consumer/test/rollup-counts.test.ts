@@ -60,11 +60,11 @@ describe("rollups", () => {
     expect(asMap(hours)).toEqual(reference(events, 3_600_000));
   });
 
-  test("as unnest columns: one array literal per column, bins as UTC timestamps", () => {
+  test("as unnest columns: one array literal per column, bins in seconds from the epoch", () => {
     const { minutes } = rollups([event("2026-11-23T10:00:30Z"), event("2026-11-23T10:00:40Z", 'p"q')]);
     expect(rollupColumns(minutes, true)).toEqual({
       tenant_id: '{"t1","t1"}',
-      bin: '{"2026-11-23T10:00:00.000Z","2026-11-23T10:00:00.000Z"}',
+      bin: `{${Date.parse("2026-11-23T10:00:00Z") / 1000},${Date.parse("2026-11-23T10:00:00Z") / 1000}}`,
       principal_id: '{"p1","p\\"q"}',
       action: '{"a","a"}',
       result: '{"ok","ok"}',

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { rejectionOf } from "@svc/testkit";
+import { rejectionOf, waitFor } from "@svc/testkit";
 import { SQL } from "bun";
 import {
   ensureIndexSchema,
@@ -284,6 +284,88 @@ describe("writeBatchIndex", () => {
     await writeBatchIndex(sql, schema, batchOf([{ id: "late", time: "2026-11-23T09:02:00Z" }], 5n), object("v3"));
     const [mark] = await sql`SELECT indexed_through::int AS t FROM ${sql(`${schema}.marks`)} WHERE partition = 1`;
     expect(mark.t).toBe(13);
+  });
+
+  test("two writers meeting the same rollup rows in opposite orders both commit (rows taken in key order)", async () => {
+    await withOwnSchema("index-lock-order", async (own) => {
+      const at = "2026-11-23T10:00:0";
+      await writeBatchIndex(
+        sql,
+        own,
+        batchOf(
+          [
+            { id: "seed-1", time: `${at}0Z`, principal: "p1" },
+            { id: "seed-2", time: `${at}0Z`, principal: "p2" },
+          ],
+          0n,
+          0,
+        ),
+        object("v-seed"),
+      );
+      // Partition 1 meets p2 first, partition 2 meets p1 first; p2's rows are held by a third transaction until
+      // both writers wait on a lock, so each writer has taken whatever it takes before p2.
+      const pOneLast = batchOf(
+        [
+          { id: "a-1", time: `${at}1Z`, principal: "p2" },
+          { id: "a-2", time: `${at}1Z`, principal: "p1" },
+        ],
+        0n,
+        1,
+      );
+      const pOneFirst = batchOf(
+        [
+          { id: "b-1", time: `${at}2Z`, principal: "p1" },
+          { id: "b-2", time: `${at}2Z`, principal: "p2" },
+        ],
+        0n,
+        2,
+      );
+      const writers = new SQL({ url: addresses.pgUrl, max: 2 });
+      const holder = new SQL({ url: addresses.pgUrl, max: 1 });
+      try {
+        let written: Promise<PromiseSettledResult<unknown>[]> | undefined;
+        await holder.begin(async (tx) => {
+          await tx.unsafe(`SELECT 1 FROM "${own}".counts_hour WHERE principal_id = 'p2' FOR UPDATE`);
+          await tx.unsafe(`SELECT 1 FROM "${own}".counts WHERE principal_id = 'p2' FOR UPDATE`);
+          written = Promise.allSettled([
+            writeBatchIndex(writers, own, pOneLast, object("v-a")),
+            writeBatchIndex(writers, own, pOneFirst, object("v-b")),
+          ]);
+          await waitFor(
+            "both writers waiting on a lock",
+            async () => {
+              const [{ n }] = await sql.unsafe(
+                `SELECT count(*)::int AS n FROM pg_stat_activity
+                 WHERE wait_event_type = 'Lock' AND query LIKE '%' || $1 || '%'`,
+                [own],
+              );
+              return n === 2 ? true : undefined;
+            },
+            { timeoutMs: 10_000, intervalMs: 20 },
+          );
+        });
+        const outcomes = await (written as Promise<PromiseSettledResult<unknown>[]>);
+        expect(outcomes.map((outcome) => (outcome.status === "rejected" ? String(outcome.reason) : "ok"))).toEqual([
+          "ok",
+          "ok",
+        ]);
+        const counts = await sql.unsafe(`SELECT principal_id, n::int AS n FROM "${own}".counts ORDER BY principal_id`);
+        expect(counts.map((row: { principal_id: string; n: number }) => [row.principal_id, row.n])).toEqual([
+          ["p1", 3],
+          ["p2", 3],
+        ]);
+        const hours = await sql.unsafe(
+          `SELECT principal_id, n::int AS n FROM "${own}".counts_hour ORDER BY principal_id`,
+        );
+        expect(hours.map((row: { principal_id: string; n: number }) => [row.principal_id, row.n])).toEqual([
+          ["p1", 3],
+          ["p2", 3],
+        ]);
+      } finally {
+        await writers.close();
+        await holder.close();
+      }
+    });
   });
 
   test("a schema that does not exist fails for good (not retried)", async () => {
