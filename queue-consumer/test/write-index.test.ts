@@ -368,6 +368,36 @@ describe("writeBatchIndex", () => {
     });
   });
 
+  test("postings arrays are compressed with lz4, in a new schema and in one whose columns were pglz", async () => {
+    await withOwnSchema("index-lz4", async (own) => {
+      const methods = async () =>
+        (
+          await sql.unsafe(
+            `SELECT attname, attcompression::text AS method FROM pg_attribute
+             WHERE attrelid = '"${own}".principal_events'::regclass AND attname IN ('ids', 'times') ORDER BY attname`,
+          )
+        ).map((row: { attname: string; method: string }) => `${row.attname}:${row.method}`);
+      expect(await methods()).toEqual(["ids:l", "times:l"]);
+      await sql.unsafe(
+        `ALTER TABLE "${own}".principal_events ALTER COLUMN ids SET COMPRESSION pglz, ALTER COLUMN times SET COMPRESSION pglz`,
+      );
+      expect(await methods()).toEqual(["ids:p", "times:p"]);
+      await ensureIndexSchema(sql, own);
+      expect(await methods()).toEqual(["ids:l", "times:l"]);
+      // one principal's minute of 200 events: a postings row past TOAST's threshold
+      const lines = Array.from({ length: 200 }, (_, i) => ({
+        id: `lz-${String(i).padStart(4, "0")}-${"x".repeat(24)}`,
+        time: `2026-11-23T11:00:${String(Math.floor(i / 4)).padStart(2, "0")}.${String(i % 4).padStart(3, "0")}Z`,
+        principal: "p-lz",
+      }));
+      await writeBatchIndex(sql, own, batchOf(lines, 0n), object("v-lz4"));
+      const [row] = await sql.unsafe(
+        `SELECT pg_column_compression(ids) AS ids, cardinality(ids)::int AS n FROM "${own}".principal_events`,
+      );
+      expect(row).toEqual({ ids: "lz4", n: 200 });
+    });
+  });
+
   test("a schema that does not exist fails for good (not retried)", async () => {
     const error = await rejectionOf(
       writeBatchIndex(sql, `${schema}_missing`, batchOf([{ id: "x", time: "2026-11-23T09:02:00Z" }], 1n), object("v")),
