@@ -129,17 +129,6 @@ async function addRollups(
     ON CONFLICT (tenant_id, hour, principal_id, action, result) DO UPDATE SET n = h.n + excluded.n`;
 }
 
-/** A minute rollup group of the events an `insertNewEvents` statement inserted. */
-interface InsertedGroup {
-  tenant_id: string;
-  principal_id: string;
-  action: string;
-  result: string;
-  /** The minute (epoch ms), as PostgreSQL binned the stored time. */
-  bin: number;
-  n: number;
-}
-
 /**
  * Inserts the chunk's events not indexed before (`ON CONFLICT (tenant_id, time, id) DO NOTHING`, times as text)
  * with the principal postings of exactly those, in one statement, and adds exactly those to `minutes`, binned by
@@ -177,7 +166,7 @@ async function insertNewEvents(
            (extract(epoch FROM date_bin('1 minute', time, ${BIN_ORIGIN}::timestamptz))::bigint * 1000)::float8 AS bin,
            count(*)::int AS n
     FROM inserted
-    GROUP BY tenant_id, principal_id, action, result, bin`) as InsertedGroup[];
+    GROUP BY tenant_id, principal_id, action, result, bin`) as RollupRow[]; // bins as PostgreSQL binned the times
   let inserted = 0;
   for (const group of groups) {
     minutes.add(group.tenant_id, group.principal_id, group.action, group.result, group.bin, group.n);
