@@ -87,7 +87,7 @@ export function indexSchemaDdl(schema: string): string[] {
     `DO $d$ BEGIN
        IF 'lz4' = ANY ((SELECT enumvals FROM pg_settings WHERE name = 'default_toast_compression')::text[])
           AND EXISTS (SELECT 1 FROM pg_attribute
-                      WHERE attrelid = '${t("principalEvents").replaceAll("'", "''")}'::regclass
+                      WHERE attrelid = '${t("principalEvents")}'::regclass
                         AND attname IN ('ids', 'times') AND attcompression IS DISTINCT FROM 'l') THEN
          ALTER TABLE ${t("principalEvents")} ALTER COLUMN ids SET COMPRESSION lz4, ALTER COLUMN times SET COMPRESSION lz4;
        END IF;

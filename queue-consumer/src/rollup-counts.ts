@@ -35,6 +35,11 @@ export class RollupCounter {
     byBin.set(bin, added);
     this.rows.push(added);
   }
+
+  /** Adds another counter's (or PostgreSQL's) row, in bin `bin` (default: the row's own). */
+  addRow(row: RollupRow, bin = row.bin): void {
+    this.add(row.tenant_id, row.principal_id, row.action, row.result, bin, row.n);
+  }
 }
 
 /** The map under `key` in `parent`, added empty when missing (one level of nested grouping maps). */
@@ -59,7 +64,7 @@ export function minuteBin(timeMs: number): number {
 export function hourRollups(minutes: readonly RollupRow[]): RollupRow[] {
   const hours = new RollupCounter();
   for (const row of minutes) {
-    hours.add(row.tenant_id, row.principal_id, row.action, row.result, Math.floor(row.bin / HOUR_MS) * HOUR_MS, row.n);
+    hours.addRow(row, Math.floor(row.bin / HOUR_MS) * HOUR_MS);
   }
   return hours.rows;
 }

@@ -169,7 +169,7 @@ async function insertNewEvents(
     GROUP BY tenant_id, principal_id, action, result, bin`) as RollupRow[]; // bins as PostgreSQL binned the times
   let inserted = 0;
   for (const group of groups) {
-    minutes.add(group.tenant_id, group.principal_id, group.action, group.result, group.bin, group.n);
+    minutes.addRow(group);
     inserted += group.n;
   }
   return inserted;
@@ -215,9 +215,7 @@ export async function writeBatchIndex(
         // on the chunk's lines read again.
         if (await copyEvents(tx, table, chunk, objectId)) {
           inserted += chunk.events;
-          for (const row of chunk.minuteRollups()) {
-            minutes.add(row.tenant_id, row.principal_id, row.action, row.result, row.bin, row.n);
-          }
+          for (const row of chunk.minuteRollups()) minutes.addRow(row);
           continue;
         }
         const events = batchEvents(batch, chunk.firstLine, chunk.endLine);

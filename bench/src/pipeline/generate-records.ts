@@ -51,14 +51,8 @@ export function makeRecord(
 }
 
 /** One JSONL line (newline-terminated) of `makeRecord`. Not re-validated here: the tests validate the generator. */
-export function recordLine(
-  run: string,
-  seq: number,
-  timeMs: number,
-  bytes = RECORD_BYTES,
-  principals = WORKLOAD_PRINCIPALS,
-): string {
-  return `${JSON.stringify(makeRecord(run, seq, timeMs, bytes, principals))}\n`;
+export function recordLine(...record: Parameters<typeof makeRecord>): string {
+  return `${JSON.stringify(makeRecord(...record))}\n`;
 }
 
 /** `count` lines from `firstSeq`, all stamped `timeMs`, as one string (one write). */
