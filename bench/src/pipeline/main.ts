@@ -19,7 +19,7 @@ import { writeRecordFile } from "./record-file.ts";
 import type { BenchResults, ThroughputRound } from "./results.ts";
 import { medianRound, roundContext } from "./rounds.ts";
 import { benchRows } from "./rows.ts";
-import { servicesPresent } from "./services.ts";
+import { benchEnv, servicesPresent } from "./services.ts";
 import { renderTable } from "./table.ts";
 
 // bun run bench:pipeline [--records N] [--rates 1000,10000,50000] [--seconds S] [--rounds N] [--only <section>]
@@ -27,6 +27,9 @@ import { renderTable } from "./table.ts";
 let args: ReturnType<typeof parseBenchArgs>;
 try {
   args = parseBenchArgs(Bun.argv.slice(2));
+  // Checked now, not at the first spawn minutes into the run.
+  benchEnv("SVC_BENCH_AGENT_ENV");
+  benchEnv("SVC_BENCH_CONSUMER_ENV");
 } catch (error) {
   process.stderr.write(`${(error as Error).message}\n`);
   process.exit(2);

@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { jscHeapEnv } from "@svc/stack";
+import { BenchError } from "../errors.ts";
 import { spawnTracked, type TrackedProcess } from "../spawn-tracked.ts";
 
 /** The repository root (bench/src/pipeline → ../../..). */
@@ -14,6 +15,29 @@ export const CONSUMER_MAIN = join(REPO_ROOT, "queue-consumer/src/main.ts");
  */
 function bunFlags(): string[] {
   return (process.env.SVC_BENCH_BUN_FLAGS ?? "").split(" ").filter((flag) => flag !== "");
+}
+
+/**
+ * Settings added to a service's environment for a comparison (`SVC_BENCH_AGENT_ENV`, `SVC_BENCH_CONSUMER_ENV`:
+ * space-separated `NAME=value` pairs, e.g. `SVC_AUDIT_WRITE_CONCURRENCY=4`); they override the bench's own. A pair
+ * without `=` or a name is refused, so a typo does not measure the defaults under another label.
+ */
+export function benchEnv(variable: string, value = process.env[variable] ?? ""): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const pair of value.split(" ").filter((part) => part !== "")) {
+    const at = pair.indexOf("=");
+    if (at <= 0) {
+      throw new BenchError(
+        "BENCH_ARGS_INVALID",
+        `${variable}: expected NAME=value pairs, got ${JSON.stringify(pair)}`,
+        {
+          subject: variable,
+        },
+      );
+    }
+    env[pair.slice(0, at)] = pair.slice(at + 1);
+  }
+  return env;
 }
 
 /** Whether our two services exist yet (the bench runs the peer rows without them). */
@@ -46,6 +70,7 @@ export function spawnAgent(run: AgentRun): TrackedProcess {
       // comparison (bytes, 0 = JSC's default).
       ...jscHeapEnv(process.env.SVC_BENCH_AGENT_JSC_RAM),
       ...run.env,
+      ...benchEnv("SVC_BENCH_AGENT_ENV"),
     },
   });
 }
@@ -82,6 +107,7 @@ export function consumerEnv(run: ConsumerRun): Record<string, string> {
     SVC_AUDIT_LOG_LEVEL: "warn",
     ...jscHeapEnv(process.env.SVC_BENCH_CONSUMER_JSC_RAM),
     ...run.env,
+    ...benchEnv("SVC_BENCH_CONSUMER_ENV"),
   };
 }
 
