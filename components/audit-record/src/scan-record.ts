@@ -83,8 +83,14 @@ const MAX_NUMBER = 30;
 
 const isSpace = (c: number) => c === 0x20 || c === 0x09 || c === 0x0d || c === 0x0a;
 
+/** The first index from `i` that is not JSON whitespace (`n` at most). */
 function skipSpace(b: Uint8Array, i: number, n: number): number {
-  while (i < n && isSpace(b[i] as number)) i += 1;
+  while (i < n) {
+    const c = b[i] as number;
+    // Every whitespace byte is ≤ 0x20: one comparison for the usual byte that is none.
+    if (c > 0x20 || !isSpace(c)) return i;
+    i += 1;
+  }
   return i;
 }
 
