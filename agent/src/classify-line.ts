@@ -3,8 +3,8 @@ import {
   type AuditRecord,
   isSensitiveAttribute,
   newScanResult,
-  recordTimeMs,
   SCANNED_FIELD,
+  ScannedTime,
   scanRecord,
   validateRecord,
 } from "@svc/audit-record";
@@ -97,17 +97,9 @@ function scannedKey(b: Buffer, start: number, end: number): TenantKey | undefine
   return end === start ? undefined : tenantSlots.get(b, start, end, keyOf);
 }
 
-// Records written close together share their `time` (ms resolution): the last well-formed one is kept.
-let lastTimeBytes: Buffer = Buffer.alloc(0);
-
-/** Whether `time` has the schema's `date-time` format (`recordTimeMs`: RFC 3339 that PostgreSQL can index). */
-function wellFormedTime(b: Uint8Array, start: number, end: number): boolean {
-  if (sameBytes(b, start, end, lastTimeBytes)) return true;
-  const time = latin1(b, start, end);
-  if (recordTimeMs(time) === undefined) return false;
-  lastTimeBytes = Buffer.from(time, "latin1");
-  return true;
-}
+// Whether `time` has the schema's `date-time` format (RFC 3339 that PostgreSQL can index); records written close
+// together share it (ms resolution), so the last well-formed one is kept.
+const times = new ScannedTime();
 
 const scanned = newScanResult();
 const { time: TIME, tenant_id: TENANT, claimed_tenant_id: CLAIMED } = SCANNED_FIELD;
@@ -116,7 +108,7 @@ const { time: TIME, tenant_id: TENANT, claimed_tenant_id: CLAIMED } = SCANNED_FI
 function scannedRecord(bytes: Buffer): ClassifiedLine | undefined {
   if (!scanRecord(bytes, scanned, plainAttributeName)) return undefined;
   const { start, end } = scanned;
-  if (!wellFormedTime(bytes, start[TIME] as number, end[TIME] as number)) return undefined;
+  if (!times.read(bytes, start[TIME] as number, end[TIME] as number)) return undefined;
   const key =
     (end[TENANT] as number) > (start[TENANT] as number)
       ? scannedKey(bytes, start[TENANT] as number, end[TENANT] as number)

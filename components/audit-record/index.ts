@@ -3,3 +3,4 @@ export { AUDIT_RECORD_ERROR_CODES, AuditRecordError, type AuditRecordErrorCode }
 export { encodeRecord, parseRecordLine, parseRecords, validateRecord } from "./src/jsonl.ts";
 export { recordTimeMs } from "./src/record-time.ts";
 export { newScanResult, SCANNED_FIELD, type ScanResult, scanRecord } from "./src/scan-record.ts";
+export { ScannedTime } from "./src/scanned-time.ts";
