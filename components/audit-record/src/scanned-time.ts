@@ -1,6 +1,6 @@
 import { recordTimeMs } from "./record-time.ts";
 
-/** Room for the longest `time` kept: `recordTimeMs` takes at most 35 characters (nine fraction digits, an offset). */
+/** Room for any `time` kept: `recordTimeMs` takes at most 35 characters (nine fraction digits and an offset). */
 const MAX_TIME_BYTES = 64;
 
 /**
@@ -31,7 +31,7 @@ export class ScannedTime {
     const timeMs = recordTimeMs(time);
     if (timeMs === undefined) return false;
     // A copy: the caller's buffer is reused for other lines.
-    this.#length = length <= MAX_TIME_BYTES ? b.copy(kept, 0, start, end) : 0;
+    this.#length = b.copy(kept, 0, start, end);
     this.time = time;
     this.timeMs = timeMs;
     return true;
