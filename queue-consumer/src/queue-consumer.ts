@@ -9,10 +9,11 @@ import { type BatchBody, MemoryBody } from "./batch-body.ts";
 import { BatchSpool } from "./batch-spool.ts";
 import type { QueueConsumerConfig } from "./config.ts";
 import { ConsumerMetrics } from "./consumer-metrics.ts";
+import { encodeWhilePutting } from "./encode-while-putting.ts";
 import { QueueConsumerError } from "./errors.ts";
 import { ensureIndexSchema } from "./index-schema.ts";
 import { type OffsetGap, OffsetGapWatch } from "./offset-gaps.ts";
-import { type ClosedBatch, readIndexFields } from "./partition-batch.ts";
+import type { ClosedBatch } from "./partition-batch.ts";
 import { PartitionWriter } from "./partition-writer.ts";
 import { putBatchObject, type WrittenObject } from "./put-batch-object.ts";
 import { retryWithBackoff } from "./retry-with-backoff.ts";
@@ -185,9 +186,9 @@ export async function startConsumer(
   const writeOne = async (closed: ClosedBatch, signal: AbortSignal): Promise<void> => {
     const writeStartedAt = performance.now();
     const where = `${closed.topic}/${closed.partition}@${closed.firstOffset}`;
-    // The PUT goes first: it needs the bytes only. The index fields are read after it (not as the records arrived:
-    // a batch that waits holds its bytes only), so reading 25k records (~50 ms) does not delay the object.
-    const object = await retryWithBackoff(
+    // The PUT goes first: it needs the bytes only. The index rows are encoded while it is in flight (not as the
+    // records arrived: a batch that waits holds its bytes only; not after it: the thread would wait on MinIO first).
+    const putting = retryWithBackoff(
       `PUT ${where}`,
       () => putBatchObject(s3, putSettings, closed, new Date(), { signal, timeoutMs: config.putTimeoutMs }),
       {
@@ -200,7 +201,8 @@ export async function startConsumer(
         },
       },
     );
-    const batch = readIndexFields(closed);
+    const batch = await encodeWhilePutting(closed, putting);
+    const object = await putting;
     metrics.objectsWritten.inc();
     metrics.objectBytes.inc(object.bytes);
     const indexed = await retryWithBackoff(
