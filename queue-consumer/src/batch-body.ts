@@ -23,14 +23,27 @@ export interface BatchBody {
    * without its newline: the line is `buffer[start, end)` and starts at `byteStart` of the body. `buffer` may be
    * reused for the next lines: what is kept of it must be copied out.
    */
-  forEachLine(
-    lineLengths: Uint32Array,
-    onLine: (buffer: Buffer, start: number, end: number, byteStart: number) => void,
-  ): void;
+  forEachLine(lineLengths: Uint32Array, onLine: OnLine): void;
+  /**
+   * The lines (`lineLengths` as for `forEachLine`) read a few at a time: the writer encodes a batch's index rows in
+   * slices and lets its event loop run between them (`readIndexFieldsInSlices`). Close it when done.
+   */
+  lines(lineLengths: Uint32Array): LineReader;
   /** Whether the bytes are gone from under it (a spool file deleted): no PUT of it can succeed. */
   lost(): boolean;
   /** The body is no longer needed (its object is durable, or the batch was dropped). */
   discard(): void;
+}
+
+/** What receives each line: `buffer[start, end)`, which starts at `byteStart` of the body. */
+export type OnLine = (buffer: Buffer, start: number, end: number, byteStart: number) => void;
+
+/** A body's lines in order, read `count` at a time. */
+export interface LineReader {
+  /** Calls `onLine` for the next lines, at most `count`; answers how many lines are left unread. */
+  read(count: number, onLine: OnLine): number;
+  /** Frees what the reading holds (a spool file's descriptor); the reader reads nothing after it. */
+  close(): void;
 }
 
 /** Capacity of a memory body when the caller gives none; it doubles as lines arrive. */
@@ -78,15 +91,27 @@ export class MemoryBody implements BatchBody {
     return this.buffer.subarray(0, this.length);
   }
 
-  forEachLine(
-    lineLengths: Uint32Array,
-    onLine: (buffer: Buffer, start: number, end: number, byteStart: number) => void,
-  ) {
+  forEachLine(lineLengths: Uint32Array, onLine: OnLine): void {
+    this.lines(lineLengths).read(lineLengths.length, onLine);
+  }
+
+  lines(lineLengths: Uint32Array): LineReader {
+    let line = 0;
     let start = 0;
-    for (const length of lineLengths) {
-      onLine(this.buffer, start, start + length, start);
-      start += length + 1;
-    }
+    return {
+      read: (count, onLine) => {
+        const end = Math.min(lineLengths.length, line + count);
+        for (; line < end; line += 1) {
+          const length = lineLengths[line] as number;
+          onLine(this.buffer, start, start + length, start);
+          start += length + 1;
+        }
+        return lineLengths.length - line;
+      },
+      close: () => {
+        line = lineLengths.length;
+      },
+    };
   }
 
   lost(): boolean {

@@ -1,5 +1,5 @@
 import { closeSync, existsSync, openSync, readFileSync, readSync, unlinkSync, writeSync } from "node:fs";
-import type { BatchBody } from "./batch-body.ts";
+import type { BatchBody, LineReader, OnLine } from "./batch-body.ts";
 import { QueueConsumerError } from "./errors.ts";
 
 /** Lines are gathered in a buffer of this size and written to the file when it is full. */
@@ -80,38 +80,17 @@ export class SpoolBody implements BatchBody {
     }
   }
 
-  forEachLine(
-    lineLengths: Uint32Array,
-    onLine: (buffer: Buffer, start: number, end: number, byteStart: number) => void,
-  ) {
-    let fd: number;
+  forEachLine(lineLengths: Uint32Array, onLine: OnLine): void {
+    const reader = this.lines(lineLengths);
     try {
-      fd = openSync(this.path, "r");
-    } catch (error) {
-      throw spoolFailed(this.path, "read", error);
-    }
-    try {
-      let buffer = Buffer.allocUnsafeSlow(READ_BYTES);
-      let bufferAt = 0;
-      let filled = 0;
-      let at = 0;
-      for (const length of lineLengths) {
-        if (at + length > bufferAt + filled) {
-          if (length > buffer.length) buffer = Buffer.allocUnsafeSlow(length);
-          bufferAt = at;
-          filled = this.readAt(fd, buffer, Math.min(buffer.length, this.length - at), at);
-          if (filled < length) {
-            const short = new Error(`the file ends at ${at + filled}, within a line of ${length} bytes at ${at}`);
-            throw spoolFailed(this.path, "read", short);
-          }
-        }
-        // The callback's own errors pass through as they are: they are not the spool's.
-        onLine(buffer, at - bufferAt, at - bufferAt + length, at);
-        at += length + 1;
-      }
+      reader.read(lineLengths.length, onLine);
     } finally {
-      closeQuietly(fd);
+      reader.close();
     }
+  }
+
+  lines(lineLengths: Uint32Array): LineReader {
+    return new SpoolLineReader(this.path, this.length, lineLengths);
   }
 
   lost(): boolean {
@@ -127,21 +106,6 @@ export class SpoolBody implements BatchBody {
     } catch {
       // No file (nothing was written), or already gone: nothing to free.
     }
-  }
-
-  /** Reads up to `want` bytes at `position` into the start of `buffer`; fewer only at the end of the file. */
-  private readAt(fd: number, buffer: Buffer, want: number, position: number): number {
-    let done = 0;
-    try {
-      while (done < want) {
-        const got = readSync(fd, buffer, done, want - done, position + done);
-        if (got === 0) break;
-        done += got;
-      }
-    } catch (error) {
-      throw spoolFailed(this.path, "read", error);
-    }
-    return done;
   }
 
   private flush(): void {
@@ -169,4 +133,79 @@ function closeQuietly(fd: number): void {
   } catch {
     // EBADF/EIO on close: nothing to do.
   }
+}
+
+/**
+ * A spool file's lines read forward through one buffer of `READ_BYTES` (reused slice after slice), whole lines at a
+ * time: a line longer than the buffer gets a buffer of its own. The file is opened at the first read.
+ */
+class SpoolLineReader implements LineReader {
+  #fd = -1;
+  #buffer: Buffer | undefined;
+  #bufferAt = 0;
+  #filled = 0;
+  #at = 0;
+  #line = 0;
+
+  constructor(
+    private readonly path: string,
+    private readonly length: number,
+    private readonly lineLengths: Uint32Array,
+  ) {}
+
+  read(count: number, onLine: OnLine): number {
+    const lengths = this.lineLengths;
+    const end = Math.min(lengths.length, this.#line + count);
+    if (this.#line < end && this.#fd < 0) {
+      try {
+        this.#fd = openSync(this.path, "r");
+      } catch (error) {
+        throw spoolFailed(this.path, "read", error);
+      }
+    }
+    let buffer = this.#buffer ?? Buffer.allocUnsafeSlow(READ_BYTES);
+    this.#buffer = buffer;
+    for (; this.#line < end; this.#line += 1) {
+      const length = lengths[this.#line] as number;
+      const at = this.#at;
+      if (at + length > this.#bufferAt + this.#filled) {
+        if (length > buffer.length) {
+          buffer = Buffer.allocUnsafeSlow(length);
+          this.#buffer = buffer;
+        }
+        this.#bufferAt = at;
+        this.#filled = readAt(this.path, this.#fd, buffer, Math.min(buffer.length, this.length - at), at);
+        if (this.#filled < length) {
+          const short = new Error(`the file ends at ${at + this.#filled}, within a line of ${length} bytes at ${at}`);
+          throw spoolFailed(this.path, "read", short);
+        }
+      }
+      // The callback's own errors pass through as they are: they are not the spool's.
+      onLine(buffer, at - this.#bufferAt, at - this.#bufferAt + length, at);
+      this.#at = at + length + 1;
+    }
+    return lengths.length - this.#line;
+  }
+
+  close(): void {
+    this.#line = this.lineLengths.length;
+    this.#buffer = undefined;
+    if (this.#fd >= 0) closeQuietly(this.#fd);
+    this.#fd = -1;
+  }
+}
+
+/** Reads up to `want` bytes at `position` of `fd` into the start of `buffer`; fewer only at the end of the file. */
+function readAt(path: string, fd: number, buffer: Buffer, want: number, position: number): number {
+  let done = 0;
+  try {
+    while (done < want) {
+      const got = readSync(fd, buffer, done, want - done, position + done);
+      if (got === 0) break;
+      done += got;
+    }
+  } catch (error) {
+    throw spoolFailed(path, "read", error);
+  }
+  return done;
 }
