@@ -33,6 +33,25 @@ function later<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
   return { promise, resolve };
 }
 
+/** Calls `before(linesRead)` as each slice of `closed`'s lines starts (`linesRead()`: lines read so far). */
+function beforeEachRead(closed: ClosedBatch, before: (linesRead: () => number) => void): void {
+  const lines = closed.body.lines.bind(closed.body);
+  let read = 0;
+  closed.body.lines = (lengths) => {
+    const reader = lines(lengths);
+    return {
+      read: (count, onLine) => {
+        before(() => read);
+        return reader.read(count, (...line) => {
+          read += 1;
+          onLine(...line);
+        });
+      },
+      close: () => reader.close(),
+    };
+  };
+}
+
 const unheard: unknown[] = [];
 process.on("unhandledRejection", (reason: unknown) => unheard.push(reason));
 afterEach(() => {
@@ -74,21 +93,9 @@ describe("readIndexFieldsInSlices", () => {
   test("what is ready runs between slices", async () => {
     const closed = closedBatch(8);
     let ranAt = -1;
-    let read = 0;
-    const lines = closed.body.lines.bind(closed.body);
-    closed.body.lines = (lengths) => {
-      const reader = lines(lengths);
-      return {
-        read: (count, onLine) => {
-          if (read === 4) setImmediate(() => (ranAt = read));
-          return reader.read(count, (...line) => {
-            read += 1;
-            onLine(...line);
-          });
-        },
-        close: () => reader.close(),
-      };
-    };
+    beforeEachRead(closed, (read) => {
+      if (read() === 4) setImmediate(() => (ranAt = read()));
+    });
     await readIndexFieldsInSlices(closed, nextTurn, 2);
     // scheduled as the third slice (lines 5 and 6) began, it ran before the fourth
     expect(ranAt).toBe(6);
@@ -105,17 +112,9 @@ describe("encodeWhilePutting", () => {
     });
     const closed = closedBatch();
     let handedOverAtFirstRead: boolean | undefined;
-    const lines = closed.body.lines.bind(closed.body);
-    closed.body.lines = (lengths) => {
-      const reader = lines(lengths);
-      return {
-        read: (count, onLine) => {
-          handedOverAtFirstRead ??= put.handedOver;
-          return reader.read(count, onLine);
-        },
-        close: () => reader.close(),
-      };
-    };
+    beforeEachRead(closed, () => {
+      handedOverAtFirstRead ??= put.handedOver;
+    });
     const sealed = await encodeWhilePutting(closed, promise);
     expect(handedOverAtFirstRead).toBe(true);
     expect(answered).toBe(false);
