@@ -15,7 +15,7 @@ export const EVENTS_PER_CHUNK = 50_000;
 
 /**
  * A closed batch as it waits to be written: the JSONL body and where each line ends, no index fields yet (they are
- * read by `readIndexFields` when the batch's write starts).
+ * read by `readIndexFieldsInSlices` when the batch's write starts).
  */
 export interface ClosedBatch {
   topic: string;
@@ -51,8 +51,8 @@ export interface SealedBatch extends ClosedBatch {
 
 /**
  * Reads the index fields of a closed batch's lines and encodes its index rows (`IndexChunk`; docs/audit-storage.md,
- * "Index"). The writer calls it when the batch's write starts, not as records arrive: a batch waiting in the
- * buffer then holds its bytes only. Parsed fields held per waiting record (an object, seven strings and a set
+ * "Index"). The writer reads them when the batch's write starts (in slices, while its PUT is in flight:
+ * `readIndexFieldsInSlices`), not as records arrive: a batch waiting in the buffer then holds its bytes only. Parsed fields held per waiting record (an object, seven strings and a set
  * entry, ~350 bytes of heap per 400-byte line) were half of the writer's memory at 50k events/s
  * (queue-consumer/README.md, "Memory").
  *
@@ -222,7 +222,7 @@ export class PartitionBatch {
     return this.body.length >= limits.maxBytes || this.count >= limits.maxRecords;
   }
 
-  /** The batch's bytes, to be written later; its index fields are read then (`readIndexFields`). */
+  /** The batch's bytes, to be written later; its index fields are read then (`readIndexFieldsInSlices`). */
   close(): ClosedBatch {
     if (this.count === 0) throw new Error("an empty batch cannot be sealed");
     this.body.finish();
