@@ -19,14 +19,9 @@ export interface BatchBody {
   /** The whole body in one buffer (gzip, a PUT whose signature covers the body's SHA-256, tests). */
   contents(): Buffer;
   /**
-   * Calls `onLine(buffer, start, end, byteStart)` for each line in order, `lineLengths` giving each line's length
-   * without its newline: the line is `buffer[start, end)` and starts at `byteStart` of the body. `buffer` may be
-   * reused for the next lines: what is kept of it must be copied out.
-   */
-  forEachLine(lineLengths: Uint32Array, onLine: OnLine): void;
-  /**
-   * The lines (`lineLengths` as for `forEachLine`) read a few at a time: the writer encodes a batch's index rows in
-   * slices and lets its event loop run between them (`readIndexFieldsInSlices`). Close it when done.
+   * The lines read a few at a time, `lineLengths` giving each line's length without its newline: the writer encodes
+   * a batch's index rows in slices and lets its event loop run between them (`readIndexFieldsInSlices`). Close it
+   * when done; `forEachLine` reads them all at once.
    */
   lines(lineLengths: Uint32Array): LineReader;
   /** Whether the bytes are gone from under it (a spool file deleted): no PUT of it can succeed. */
@@ -44,6 +39,20 @@ export interface LineReader {
   read(count: number, onLine: OnLine): number;
   /** Frees what the reading holds (a spool file's descriptor); the reader reads nothing after it. */
   close(): void;
+}
+
+/**
+ * Calls `onLine(buffer, start, end, byteStart)` for each line of `body` in order, `lineLengths` giving each line's
+ * length without its newline: the line is `buffer[start, end)` and starts at `byteStart` of the body. `buffer` may be
+ * reused for the next lines: what is kept of it must be copied out.
+ */
+export function forEachLine(body: BatchBody, lineLengths: Uint32Array, onLine: OnLine): void {
+  const reader = body.lines(lineLengths);
+  try {
+    reader.read(lineLengths.length, onLine);
+  } finally {
+    reader.close();
+  }
 }
 
 /** Capacity of a memory body when the caller gives none; it doubles as lines arrive. */
@@ -89,10 +98,6 @@ export class MemoryBody implements BatchBody {
 
   contents(): Buffer {
     return this.buffer.subarray(0, this.length);
-  }
-
-  forEachLine(lineLengths: Uint32Array, onLine: OnLine): void {
-    this.lines(lineLengths).read(lineLengths.length, onLine);
   }
 
   lines(lineLengths: Uint32Array): LineReader {

@@ -1,4 +1,4 @@
-import { type BatchBody, MemoryBody } from "./batch-body.ts";
+import { type BatchBody, forEachLine, MemoryBody } from "./batch-body.ts";
 import { IndexChunk } from "./index-chunk.ts";
 import { type LineFields, lineFields, parsedLineFields, scanIndexLine } from "./index-fields.ts";
 
@@ -61,7 +61,7 @@ export interface SealedBatch extends ClosedBatch {
  */
 export function readIndexFields(batch: ClosedBatch): SealedBatch {
   const encoding = new IndexEncoding(batch);
-  batch.body.forEachLine(batch.lineLengths, encoding.onLine);
+  forEachLine(batch.body, batch.lineLengths, encoding.onLine);
   return encoding.sealed();
 }
 
@@ -154,7 +154,7 @@ class IndexEncoding {
 export function batchEvents(batch: ClosedBatch, fromLine = 0, toLine = batch.records): IndexedEvent[] {
   const events: IndexedEvent[] = [];
   let line = 0;
-  batch.body.forEachLine(batch.lineLengths, (buffer, start, end, byteStart) => {
+  forEachLine(batch.body, batch.lineLengths, (buffer, start, end, byteStart) => {
     line += 1;
     if (line <= fromLine || line > toLine) return;
     const fields = lineFields(buffer, start, end);

@@ -84,8 +84,8 @@ export interface PutLimits {
  * PUTs one batch object under Object Lock COMPLIANCE (docs/audit-storage.md, "PUT"): retain-until = now +
  * retention days, `x-amz-checksum-crc32` (computed here, `crc32Checksum`), and the batch's offsets and record
  * count as user metadata: nothing that needs the records read, so a closed batch is PUT at once (its index rows
- * are encoded while the PUT is in flight: `encodeWhilePutting`). Throws `QUEUE_CONSUMER_PUT_FAILED`, or `QUEUE_CONSUMER_PUT_TIMEOUT`
- * (retriable) when S3 gave no whole answer within `limits.timeoutMs` of the request (a server that accepted the
+ * are encoded while the PUT is in flight: `encodeWhilePutting`). Throws `QUEUE_CONSUMER_PUT_FAILED`, or
+ * `QUEUE_CONSUMER_PUT_TIMEOUT` (retriable) when S3 gave no whole answer within `limits.timeoutMs` of the request (a server that accepted the
  * connection and went silent): the PUT is aborted, so the writer's retry loop, not a hung socket, decides what
  * happens to the batch.
  */

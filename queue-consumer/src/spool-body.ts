@@ -80,15 +80,6 @@ export class SpoolBody implements BatchBody {
     }
   }
 
-  forEachLine(lineLengths: Uint32Array, onLine: OnLine): void {
-    const reader = this.lines(lineLengths);
-    try {
-      reader.read(lineLengths.length, onLine);
-    } finally {
-      reader.close();
-    }
-  }
-
   lines(lineLengths: Uint32Array): LineReader {
     return new SpoolLineReader(this.path, this.length, lineLengths);
   }

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { crc32 } from "node:zlib";
 import { type TempDir, tempDir, thrownBy } from "@svc/testkit";
 import { BatchSpool, MemoryBody, PartitionBatch, QueueConsumerError, readIndexFields } from "../index.ts";
+import { forEachLine } from "../src/batch-body.ts";
 import { SpoolBody } from "../src/spool-body.ts";
 import { encodedEvents, recordLine } from "./helpers.ts";
 
@@ -47,7 +48,7 @@ describe("SpoolBody", () => {
     expect(body.hasBackslash()).toBe(false);
 
     const seen: { line: string; byteStart: number }[] = [];
-    body.forEachLine(Uint32Array.from(lines.map((l) => l.length)), (buffer, start, end, byteStart) =>
+    forEachLine(body, Uint32Array.from(lines.map((l) => l.length)), (buffer, start, end, byteStart) =>
       seen.push({ line: buffer.toString("latin1", start, end), byteStart }),
     );
     expect(seen.map((s) => s.line)).toEqual(lines.map((l) => l.toString("latin1")));
@@ -95,7 +96,7 @@ describe("SpoolBody", () => {
     const body = spooled([Buffer.from("{}")]);
     const own = new Error("the reader's own");
     expect(() =>
-      body.forEachLine(Uint32Array.from([2]), () => {
+      forEachLine(body, Uint32Array.from([2]), () => {
         throw own;
       }),
     ).toThrow(own);
@@ -105,7 +106,7 @@ describe("SpoolBody", () => {
     const lines = [Buffer.from("{}"), Buffer.from('{"b":1}')];
     const body = spooled(lines);
     truncateSync(body.path, 4);
-    const error = thrownBy(() => body.forEachLine(Uint32Array.from([2, 7]), () => {}), QueueConsumerError);
+    const error = thrownBy(() => forEachLine(body, Uint32Array.from([2, 7]), () => {}), QueueConsumerError);
     expect(error.code).toBe("QUEUE_CONSUMER_SPOOL_FAILED");
   });
 });

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { rejectionOf, tempDir } from "@svc/testkit";
 import { BatchSpool, PartitionBatch, QueueConsumerError, readIndexFields } from "../index.ts";
 import { encodeWhilePutting, nextTurn } from "../src/encode-while-putting.ts";
@@ -51,12 +51,6 @@ function beforeEachRead(closed: ClosedBatch, before: (linesRead: () => number) =
     };
   };
 }
-
-const unheard: unknown[] = [];
-process.on("unhandledRejection", (reason: unknown) => unheard.push(reason));
-afterEach(() => {
-  unheard.length = 0;
-});
 
 describe("readIndexFieldsInSlices", () => {
   test("the same rows as readIndexFields, a pause before each slice of lines, from memory and from a spool file", async () => {
@@ -124,15 +118,23 @@ describe("encodeWhilePutting", () => {
   });
 
   test("a PUT that fails during the encoding is the caller's to hear: no unhandled rejection, its error kept", async () => {
-    const failure = new QueueConsumerError("QUEUE_CONSUMER_PUT_FAILED", "PUT refused", { subject: "k" });
-    const { promise } = putAfterSteps(1, Promise.reject(failure));
-    const sealed = await encodeWhilePutting(closedBatch(), promise);
-    expect(sealed.records).toBe(3);
-    // Two more turns: an unhandled rejection would have been reported by now.
-    await nextTurn();
-    await nextTurn();
-    expect(unheard).toEqual([]);
-    expect((await rejectionOf(promise, QueueConsumerError)).code).toBe("QUEUE_CONSUMER_PUT_FAILED");
+    // Listened to in this test only: a listener turns every unhandled rejection into a quiet one.
+    const unheard: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unheard.push(reason);
+    process.on("unhandledRejection", onUnhandled);
+    try {
+      const failure = new QueueConsumerError("QUEUE_CONSUMER_PUT_FAILED", "PUT refused", { subject: "k" });
+      const { promise } = putAfterSteps(1, Promise.reject(failure));
+      const sealed = await encodeWhilePutting(closedBatch(), promise);
+      expect(sealed.records).toBe(3);
+      // Two more turns: an unhandled rejection would have been reported by now.
+      await nextTurn();
+      await nextTurn();
+      expect(unheard).toEqual([]);
+      expect((await rejectionOf(promise, QueueConsumerError)).code).toBe("QUEUE_CONSUMER_PUT_FAILED");
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
+    }
   });
 
   test("when encoding throws, the PUT settles before the error is passed on", async () => {
@@ -144,7 +146,7 @@ describe("encodeWhilePutting", () => {
     });
     const spoolError = new QueueConsumerError("QUEUE_CONSUMER_SPOOL_FAILED", "spool read failed", { subject: "f" });
     const encoding = encodeWhilePutting(closedBatch(), promise, async () => {
-      setTimeout(() => answer.resolve("v1"), 5);
+      setImmediate(() => answer.resolve("v1"));
       throw spoolError;
     });
     const error = await rejectionOf(encoding, QueueConsumerError);

@@ -1,4 +1,5 @@
 import { expect, test } from "bun:test";
+import { thrownBy } from "@svc/testkit";
 import { BenchError } from "../../src/errors.ts";
 import { benchEnv, consumerEnv } from "../../src/pipeline/services.ts";
 
@@ -16,15 +17,9 @@ test("benchEnv reads space-separated NAME=value pairs; a value may hold = and be
 test.each(["SVC_AUDIT_WRITE_CONCURRENCY", "=4"])(
   "benchEnv refuses %p (no name or no =) with BENCH_ARGS_INVALID",
   (pair) => {
-    let caught: unknown;
-    try {
-      benchEnv("SVC_BENCH_CONSUMER_ENV", `SVC_AUDIT_LOG_LEVEL=info ${pair}`);
-    } catch (error) {
-      caught = error;
-    }
-    expect(caught).toBeInstanceOf(BenchError);
-    expect((caught as BenchError).code).toBe("BENCH_ARGS_INVALID");
-    expect((caught as BenchError).subject).toBe("SVC_BENCH_CONSUMER_ENV");
+    const error = thrownBy(() => benchEnv("SVC_BENCH_CONSUMER_ENV", `SVC_AUDIT_LOG_LEVEL=info ${pair}`), BenchError);
+    expect(error.code).toBe("BENCH_ARGS_INVALID");
+    expect(error.subject).toBe("SVC_BENCH_CONSUMER_ENV");
   },
 );
 
