@@ -60,6 +60,25 @@ export function freePortSync(): number {
   return port;
 }
 
+/**
+ * `length` consecutive free loopback ports below the kernel's ephemeral range (for servers that take a base port and
+ * the ports after it), each handed out as `freePortSync`'s are, so no later call draws one of them: a span found free
+ * by probing alone stayed unknown to `freePortSync`, which could hand one of its ports to another server (the
+ * services test's audit API, 2026-11-28: `EADDRINUSE`). Returns the first port.
+ */
+export function freePortSpan(length: number): number {
+  const top = ephemeralStart();
+  for (let attempt = 0; top - LOWEST > length && attempt < 1_000; attempt += 1) {
+    const base = LOWEST + Math.floor(Math.random() * (top - LOWEST - length));
+    let port = base;
+    while (port < base + length && !handedOut.has(port) && canBind(port)) port += 1;
+    if (port < base + length) continue;
+    for (port = base; port < base + length; port += 1) handedOut.add(port);
+    return base;
+  }
+  throw new Error(`no ${length} consecutive free ports between ${LOWEST} and ${top}`);
+}
+
 /** `freePortSync` for the callers that await it. */
 export function freePort(): Promise<number> {
   return Promise.resolve(freePortSync());

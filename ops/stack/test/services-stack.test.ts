@@ -36,7 +36,7 @@ import type { StackContext } from "../src/context.ts";
 import { createContext } from "../src/context-factory.ts";
 import { livePid, spawnDaemon } from "../src/daemon.ts";
 import { StackError } from "../src/errors.ts";
-import { freePort } from "../src/free-port.ts";
+import { freePort, freePortSpan } from "../src/free-port.ts";
 import { isPortFree } from "../src/port-check.ts";
 import { isZombie } from "../src/proc-process.ts";
 import { silentProgress } from "../src/progress.ts";
@@ -148,7 +148,7 @@ test("the audit API's page token key is made once (0600, 43 characters) and kept
 
 test("up's wait for the expected state fails naming each component short of it and what was seen", async () => {
   const ctx = createContext(
-    { SVC_STACK_SERVICES_BASE_PORT: String(await freeBasePort()) },
+    { SVC_STACK_SERVICES_BASE_PORT: String(freePortSpan(SERVICES_PORT_SPAN + 1)) },
     { progress: silentProgress },
   );
   const error = await rejectionOf(awaitExpectedState(ctx, ["orchestrator", "endpoint"], 300), StackError);
@@ -159,16 +159,6 @@ test("up's wait for the expected state fails naming each component short of it a
   );
   expect(error.message).toContain("endpoint: not Ready: endpoint-a, endpoint-b");
 });
-
-/** A base port whose whole span (base_port to base_port + SERVICES_PORT_SPAN, below the ephemeral range) is free now. */
-async function freeBasePort(): Promise<number> {
-  for (;;) {
-    const base = 20_000 + Math.floor(Math.random() * 12_000);
-    const span = Array.from({ length: SERVICES_PORT_SPAN + 1 }, (_, offset) => base + offset);
-    const free = await Promise.all(span.map((port) => isPortFree(port)));
-    if (free.every(Boolean)) return base;
-  }
-}
 
 describeWithServers("the HA components as stack servers", () => {
   let realm: SeededRealm;
@@ -197,7 +187,7 @@ describeWithServers("the HA components as stack servers", () => {
     overrides = {
       ...configOfRunningStack(stack),
       SVC_STACK_STATE_DIR: stateDir,
-      SVC_STACK_SERVICES_BASE_PORT: String(await freeBasePort()),
+      SVC_STACK_SERVICES_BASE_PORT: String(freePortSpan(SERVICES_PORT_SPAN + 1)),
       SVC_STACK_SERVICES_NAMESPACE: namespace.name,
       SVC_STACK_SERVICES_SCHEMA: schema,
       SVC_STACK_SERVICES_KEY_PREFIX: bucketPrefix("stack-services"),
