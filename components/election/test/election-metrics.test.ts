@@ -101,15 +101,21 @@ test("failures while leading count as renew failures too; the deadline then ends
   await elector.start();
   expect(await value(registry, "svc_election_is_leader")).toBe(1);
   expect(await value(registry, "svc_election_renew_failures_total")).toBe(0);
-  await waitFor("leadership lost", async () => (elector.isServing() ? undefined : true), {
-    timeoutMs: 3_000,
-    intervalMs: 20,
-  });
+  // `isServing()` turns false when the deadline passes (it reads the clock); the `lost` change is counted when the
+  // deadline's timer fires, a moment later: wait for the count, then check both.
+  const lost = 'svc_election_leadership_changes_total{component="compute",backend="k8s-lease",change="lost"} 1';
+  await waitFor(
+    "leadership lost and counted",
+    async () => ((await registry.metrics()).includes(lost) ? true : undefined),
+    {
+      timeoutMs: 3_000,
+      intervalMs: 20,
+    },
+  );
+  expect(elector.isServing()).toBe(false);
   const renewFailures = (await value(registry, "svc_election_renew_failures_total")) ?? 0;
   expect(renewFailures).toBeGreaterThanOrEqual(2);
   expect(await value(registry, "svc_election_attempt_failures_total")).toBeGreaterThanOrEqual(renewFailures);
-  expect(await registry.metrics()).toContain(
-    'svc_election_leadership_changes_total{component="compute",backend="k8s-lease",change="lost"} 1',
-  );
+  expect(await registry.metrics()).toContain(lost);
   await elector.stop();
 });
