@@ -42,4 +42,5 @@ export {
   startConsumer,
 } from "./src/queue-consumer.ts";
 export { writerS3Client } from "./src/s3-client.ts";
+export { tenantKeys } from "./src/tenant-keys.ts";
 export { type IndexedBatch, writeBatchIndex } from "./src/write-index.ts";

@@ -207,15 +207,17 @@ try {
         `WITH real AS (
          SELECT id, principal_id, action, result, resource, object_id, byte_start, byte_length,
                 (row_number() OVER (ORDER BY time, id) - 1) AS k
-           FROM "${schema}".events WHERE tenant_id = $1 AND time >= '2026-10-01'
+           FROM "${schema}".events WHERE tenant_key = (SELECT tenant_key FROM "${schema}".tenants WHERE tenant_id = $1)
+            AND time >= '2026-10-01'
        ), input AS (
          SELECT r.*, to_timestamp(${BULK_START / 1000} + (g::float8 * ${BULK_SPAN_S} / ${BULK})) AS time
            FROM generate_series(${start}, ${end - 1}) AS g JOIN real r ON r.k = g % ${REAL}
        ), inserted AS (
-         INSERT INTO "${schema}".events (id, tenant_id, time, principal_id, action, result, resource, object_id,
+         INSERT INTO "${schema}".events (id, tenant_key, time, principal_id, action, result, resource, object_id,
                                          byte_start, byte_length)
-         SELECT id, $1, time, principal_id, action, result, resource, object_id, byte_start, byte_length FROM input
-         RETURNING id, tenant_id, time, principal_id, action, result
+         SELECT id, (SELECT tenant_key FROM "${schema}".tenants WHERE tenant_id = $1), time, principal_id, action,
+                result, resource, object_id, byte_start, byte_length FROM input
+         RETURNING id, $1::text AS tenant_id, time, principal_id, action, result
        ), postings AS (
          ${principalPostingsInsert(schema, "inserted")}
        ), minutes AS (

@@ -182,6 +182,7 @@ class Statement {
  */
 export class IndexReader {
   private readonly events: string;
+  private readonly tenants: string;
   private readonly principalEvents: string;
   private readonly counts: string;
   private readonly countsHour: string;
@@ -202,11 +203,21 @@ export class IndexReader {
       });
     }
     this.events = `"${schema}".events`;
+    this.tenants = `"${schema}".tenants`;
     this.principalEvents = `"${schema}".principal_events`;
     this.counts = `"${schema}".counts`;
     this.countsHour = `"${schema}".counts_hour`;
     this.objects = `"${schema}".objects`;
     this.marks = `"${schema}".marks`;
+  }
+
+  /**
+   * The tenant's key in `events` (schema version 6: docs/audit-storage.md, "Tenant keys"), for `tenant`, a parameter
+   * reference: a one-row subquery, evaluated once per statement; NULL, so that no event matches, for a tenant the
+   * index has never seen.
+   */
+  private tenantKey(tenant: string): string {
+    return `(SELECT tenant_key FROM ${this.tenants} WHERE tenant_id = ${tenant})`;
   }
 
   private filters(statement: Statement, query: AuditQuery, alias: string, withResource: boolean): string {
@@ -264,7 +275,8 @@ export class IndexReader {
     const rangeCount = (from: string, to: string) => {
       if (query.principalId === undefined) {
         return (
-          `(SELECT count(*) FROM ${this.events} WHERE tenant_id = ${tenant} AND time >= ${s.param(from)}::timestamptz` +
+          `(SELECT count(*) FROM ${this.events} WHERE tenant_key = ${this.tenantKey(tenant)}` +
+          ` AND time >= ${s.param(from)}::timestamptz` +
           ` AND time < ${s.param(to)}::timestamptz${this.filters(s, query, "", true)})`
         );
       }
@@ -353,7 +365,7 @@ export class IndexReader {
    */
   private postings(tenant: string, principal: string, from: string, to: string, withEvents: boolean): string {
     const events = withEvents
-      ? ` JOIN ${this.events} e ON e.tenant_id = p.tenant_id AND e.time = u.time AND e.id = u.id`
+      ? ` JOIN ${this.events} e ON e.tenant_key = ${this.tenantKey(tenant)} AND e.time = u.time AND e.id = u.id`
       : "";
     return (
       `FROM ${this.principalEvents} p CROSS JOIN LATERAL unnest(p.times, p.ids) AS u(time, id)${events}` +
@@ -405,7 +417,7 @@ export class IndexReader {
     }
     let text =
       `SELECT ${columns} FROM ${this.events} e` +
-      ` WHERE e.tenant_id = ${s.param(tenantId)} AND e.time >= ${s.param(query.start)}::timestamptz` +
+      ` WHERE e.tenant_key = ${this.tenantKey(s.param(tenantId))} AND e.time >= ${s.param(query.start)}::timestamptz` +
       ` AND e.time < ${s.param(query.end)}::timestamptz`;
     if (after) text += ` AND (e.time, e.id) > (${s.param(after.time)}::timestamptz, ${s.param(after.id)}::text)`;
     return `${text}${this.filters(s, query, "e.", true)} ORDER BY e.time, e.id LIMIT ${s.param(limit)}`;
@@ -600,7 +612,7 @@ export class IndexReader {
     const json = JSON.stringify(keys.map((k, i) => ({ time: k.time, id: k.id, n: from + i })));
     return (
       `SELECT k.n FROM jsonb_to_recordset((${s.param(json)}::text)::jsonb) AS k(time timestamptz, id text, n int)` +
-      ` JOIN ${this.events} e ON e.tenant_id = ${s.param(tenantId)} AND e.time = k.time AND e.id = k.id`
+      ` JOIN ${this.events} e ON e.tenant_key = ${this.tenantKey(s.param(tenantId))} AND e.time = k.time AND e.id = k.id`
     );
   }
 

@@ -49,7 +49,7 @@ const object = (version: string) => ({
 /** The plain answer: `count(*)` over `events`, the definition every rollup must agree with. */
 async function plainCount(tenant: string, query: AuditQuery): Promise<number> {
   const [row] = await sql.unsafe(
-    `SELECT count(*)::int AS n FROM "${schema}".events WHERE tenant_id = $1 AND time >= $2::timestamptz
+    `SELECT count(*)::int AS n FROM "${schema}".events WHERE tenant_key = (SELECT tenant_key FROM "${schema}".tenants WHERE tenant_id = $1) AND time >= $2::timestamptz
        AND time < $3::timestamptz AND ($4::text IS NULL OR principal_id = $4) AND ($5::text IS NULL OR action = $5)
        AND ($6::text IS NULL OR result = $6) AND ($7::text IS NULL OR starts_with(resource, $7))`,
     [
@@ -306,7 +306,7 @@ describe("IndexReader.page", () => {
   async function indexTimes(tenant: string): Promise<Map<string, string>> {
     const rows = (await sql.unsafe(
       `SELECT id, to_char(time AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS time FROM "${schema}".events
-        WHERE tenant_id = $1 ORDER BY time, id`,
+        WHERE tenant_key = (SELECT tenant_key FROM "${schema}".tenants WHERE tenant_id = $1) ORDER BY time, id`,
       [tenant],
     )) as { id: string; time: string }[];
     return new Map(rows.map((row) => [row.id, row.time]));
@@ -351,7 +351,7 @@ describe("IndexReader.page", () => {
       for (const filter of FILTERS.filter((f) => f.principalId !== undefined)) {
         const query = { ...range, ...filter };
         const rows = (await sql.unsafe(
-          `SELECT id FROM "${schema}".events WHERE tenant_id = $1 AND principal_id = $2 AND time >= $3::timestamptz
+          `SELECT id FROM "${schema}".events WHERE tenant_key = (SELECT tenant_key FROM "${schema}".tenants WHERE tenant_id = $1) AND principal_id = $2 AND time >= $3::timestamptz
              AND time < $4::timestamptz AND ($5::text IS NULL OR action = $5) AND ($6::text IS NULL OR result = $6)
            ORDER BY time, id`,
           [TENANT, query.principalId, query.start, query.end, query.action ?? null, query.result ?? null],

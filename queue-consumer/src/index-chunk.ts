@@ -15,6 +15,9 @@ const EXACT_MICROS = Number.MAX_SAFE_INTEGER;
 /** Where the object's id goes in an event row: after the row's field count (int16) and the field's length (int32). */
 const OBJECT_ID_IN_ROW = 6;
 
+/** Where the tenant's key goes in an event row: after the object's id (8) and the field's length (int32). */
+const TENANT_KEY_IN_ROW = OBJECT_ID_IN_ROW + 8 + 4;
+
 /**
  * The event's time as `timestamptz` stores it, microseconds from 2000-01-01 UTC, for the plain path, which copies
  * it in binary: PostgreSQL parsing RFC 3339 text took 0.2–0.8 µs of its ~8 µs per row (docs/audit-storage.md,
@@ -44,13 +47,14 @@ export function pgMicros(time: string, timeMs: number): number | undefined {
 
 /**
  * Up to `capacity` consecutive events of a batch (one `COPY`) encoded as their lines are read
- * (docs/audit-storage.md, "Write, per batch"): the event rows of `COPY events (object_id, id, tenant_id, time,
+ * (docs/audit-storage.md, "Write, per batch"): the event rows of `COPY events (object_id, tenant_key, id, time,
  * principal_id, action, result, resource, byte_start, byte_length) FROM STDIN (FORMAT binary)`, their principal
  * postings and their minute and hour rollups. Nothing is kept per event but bytes and typed arrays: an object and
  * three strings per event, alive from the batch's read to the end of its index write, were a quarter of the
  * writer's CPU in garbage collection at 50k events/s (queue-consumer/README.md, "Throughput").
  *
- * The object's id is known only inside the index transaction: each row holds a placeholder, written by `eventRows`.
+ * The object's id is known only inside the index transaction, the tenants' keys once the batch's tenants are read
+ * (`tenants`, `tenantKeys`): each row holds placeholders for both, written by `eventRows`.
  */
 export class IndexChunk {
   /** Events added. */
@@ -62,8 +66,15 @@ export class IndexChunk {
   plain = true;
   /** Lines of the batch (by their order) after the chunk's: the chunk holds the indexable ones of `firstLine`… */
   endLine: number;
+  /** The chunk's tenants, each once, in the order first seen (plain or not). */
+  readonly tenants: string[] = [];
+  readonly #tenantSlots = new Map<string, number>();
+  #lastTenant: string | undefined;
+  #lastSlot = 0;
   #rows: BinaryCopyRows | undefined;
   #rowStarts: Uint32Array;
+  /** Each row's tenant, by its place in `tenants`. */
+  #rowTenants: Uint32Array;
   #postings: PrincipalPostings | undefined;
   #minutes: RollupCounter | undefined = new RollupCounter();
   #ended: { rows: Buffer; postings: Buffer; minutes: RollupRow[] } | undefined;
@@ -76,6 +87,7 @@ export class IndexChunk {
     this.endLine = firstLine;
     this.#rows = new BinaryCopyRows(capacity * COPY_BYTES_PER_EVENT);
     this.#rowStarts = new Uint32Array(capacity);
+    this.#rowTenants = new Uint32Array(capacity);
     this.#postings = new PrincipalPostings(capacity);
   }
 
@@ -85,32 +97,36 @@ export class IndexChunk {
 
   /** Adds the event of a scanned line (`scanIndexLine`), bytes `byteStart` to `byteEnd` of the batch's body. */
   addScanned(body: Buffer, line: ScannedIndexLine, byteStart: number, byteEnd: number): void {
-    const micros = this.#begin(line.time, line.timeMs);
+    const micros = this.#begin(line.tenant_id, line.time, line.timeMs);
     const rows = this.#rows;
     if (micros === undefined || rows === undefined) return;
     const idAt = rows.textBytes(body, line.idStart, line.idEnd);
-    this.#fields(line.tenant_id, micros, line.principal_id, line.action, line.result);
+    this.#fields(micros, line.principal_id, line.action, line.result);
     rows.textBytes(body, line.resourceStart, line.resourceEnd);
     this.#end(line, line.timeMs, micros, idAt, line.idEnd - line.idStart, byteStart, byteEnd);
   }
 
   /** Adds the event of a parsed line (`parsedLineFields`: it may hold escapes and non-ASCII text). */
   addParsed(fields: LineFields, byteStart: number): void {
-    const micros = this.#begin(fields.time, fields.timeMs);
+    const micros = this.#begin(fields.tenant_id, fields.time, fields.timeMs);
     const rows = this.#rows;
     if (micros === undefined || rows === undefined) return;
     const id = Buffer.from(fields.id, "utf8");
     const idAt = rows.textBytes(id, 0, id.length);
-    this.#fields(fields.tenant_id, micros, fields.principal_id, fields.action, fields.result);
+    this.#fields(micros, fields.principal_id, fields.action, fields.result);
     rows.text(fields.resource);
     this.#end(fields, fields.timeMs, micros, idAt, id.length, byteStart, byteStart + fields.byte_length);
   }
 
-  /** Counts the event; its time's binary form, or undefined (the chunk no longer plain) when it has none. */
-  #begin(time: string, timeMs: number): number | undefined {
+  /**
+   * Counts the event and notes its tenant; its time's binary form, or undefined (the chunk no longer plain) when it
+   * has none.
+   */
+  #begin(tenant: string, time: string, timeMs: number): number | undefined {
     if (this.#ended !== undefined) throw new Error("an ended index chunk takes no event");
     if (this.full) throw new RangeError(`index chunk: more than ${this.capacity} events`);
     this.events += 1;
+    const slot = this.#slotOf(tenant);
     if (!this.plain) return undefined;
     const micros = pgMicros(time, timeMs);
     if (micros === undefined) {
@@ -124,13 +140,28 @@ export class IndexChunk {
     const rows = this.#rows as BinaryCopyRows;
     this.#rowStarts[this.events - 1] = rows.row(10);
     rows.bigint64(0n); // the object's id, written by `eventRows`
+    this.#rowTenants[this.events - 1] = slot;
+    rows.int32(0); // the tenant's key, written by `eventRows`
     return micros;
   }
 
+  /** `tenant`'s place in `tenants`, added when new (a batch's lines mostly repeat the line before's tenant). */
+  #slotOf(tenant: string): number {
+    if (tenant === this.#lastTenant) return this.#lastSlot;
+    let slot = this.#tenantSlots.get(tenant);
+    if (slot === undefined) {
+      slot = this.tenants.length;
+      this.tenants.push(tenant);
+      this.#tenantSlots.set(tenant, slot);
+    }
+    this.#lastTenant = tenant;
+    this.#lastSlot = slot;
+    return slot;
+  }
+
   /** The fields between the id and the resource. */
-  #fields(tenant: string, micros: number, principal: string, action: string, result: string): void {
+  #fields(micros: number, principal: string, action: string, result: string): void {
     const rows = this.#rows as BinaryCopyRows;
-    rows.text(tenant);
     rows.int64(micros);
     rows.text(principal);
     rows.text(action);
@@ -171,11 +202,21 @@ export class IndexChunk {
     this.#minutes = undefined;
   }
 
-  /** The event rows (`plain` chunks, after `end`), each holding `objectId`. */
-  eventRows(objectId: bigint): Buffer {
+  /**
+   * The event rows (`plain` chunks, after `end`), each holding `objectId` and its tenant's key from `keys` (which
+   * must hold every one of `tenants`). Called again (the index write retried), it writes the same or new values.
+   */
+  eventRows(objectId: bigint, keys: ReadonlyMap<string, number>): Buffer {
     const { rows } = this.#encoded();
+    const keyOfSlot = this.tenants.map((tenant) => {
+      const key = keys.get(tenant);
+      if (key === undefined) throw new Error(`index chunk: no key for tenant ${JSON.stringify(tenant)}`);
+      return key;
+    });
     for (let i = 0; i < this.events; i += 1) {
-      rows.writeBigInt64BE(objectId, (this.#rowStarts[i] as number) + OBJECT_ID_IN_ROW);
+      const start = this.#rowStarts[i] as number;
+      rows.writeBigInt64BE(objectId, start + OBJECT_ID_IN_ROW);
+      rows.writeInt32BE(keyOfSlot[this.#rowTenants[i] as number] as number, start + TENANT_KEY_IN_ROW);
     }
     return rows;
   }

@@ -13,7 +13,7 @@ export interface PostingsCheck {
 
 /**
  * Reads how the principal postings match the events: each event is in exactly one posting when `posted` equals
- * `events` and `strays` is 0 (`events` is keyed on `(tenant_id, time, id)`, the pair a posting names). For tests and
+ * `events` and `strays` is 0 (`events` is keyed on `(tenant_key, time, id)`: the tenant's key and the pair a posting names). For tests and
  * the fault bench: it reads the whole index.
  */
 export async function checkPrincipalPostings(sql: SQL, schema: string): Promise<PostingsCheck> {
@@ -21,8 +21,10 @@ export async function checkPrincipalPostings(sql: SQL, schema: string): Promise<
   const [row] = await sql.unsafe(
     `SELECT (SELECT count(*) FROM ${events})::bigint AS events, count(e.id)::bigint AS posted,
             (count(*) - count(e.id))::bigint AS strays
-     FROM ${qualifiedTable(schema, "principalEvents")} p CROSS JOIN LATERAL unnest(p.times, p.ids) AS u(time, id)
-     LEFT JOIN ${events} e ON e.tenant_id = p.tenant_id AND e.time = u.time AND e.id = u.id
+     FROM ${qualifiedTable(schema, "principalEvents")} p
+     LEFT JOIN ${qualifiedTable(schema, "tenants")} t ON t.tenant_id = p.tenant_id
+     CROSS JOIN LATERAL unnest(p.times, p.ids) AS u(time, id)
+     LEFT JOIN ${events} e ON e.tenant_key = t.tenant_key AND e.time = u.time AND e.id = u.id
        AND e.principal_id = p.principal_id AND date_bin('1 minute', e.time, '${BIN_ORIGIN}') = p.minute`,
   );
   const counts = row as { events: string | number; posted: string | number; strays: string | number };

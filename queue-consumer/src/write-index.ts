@@ -6,6 +6,7 @@ import { batchEvents, type IndexedEvent, type SealedBatch } from "./partition-ba
 import { integerArrayLiteral, textArrayLiteral } from "./pg-array-literal.ts";
 import type { WrittenObject } from "./put-batch-object.ts";
 import { compareRollupKeys, hourRollups, RollupCounter, type RollupRow, rollupColumns } from "./rollup-counts.ts";
+import { tenantKeys } from "./tenant-keys.ts";
 
 /** Events per INSERT statement: one huge statement grows slower than linearly (its CTEs spill to disk). */
 const EVENTS_PER_STATEMENT = 10_000;
@@ -15,14 +16,25 @@ const UNIQUE_VIOLATION = "23505";
 /** A table of the index's schema, as an identifier for a query (`sql("schema.table")`: any connection's). */
 type TableIn = (name: string) => SQL.Query<unknown>;
 
-type TextColumn = "id" | "tenant_id" | "time" | "principal_id" | "action" | "result" | "resource";
+type TextColumn = "id" | "time" | "principal_id" | "action" | "result" | "resource";
 type IntegerColumn = "byte_start" | "byte_length";
 
-/** A chunk's events as one array literal per column (the duplicates path's `unnest`; PostgreSQL parses the times). */
+/** The key of `tenant` in `keys` (`tenantKeys` of the batch's tenants, which hold every event's). */
+function keyOf(keys: ReadonlyMap<string, number>, tenant: string): number {
+  const key = keys.get(tenant);
+  if (key === undefined) throw new Error(`no key for tenant ${JSON.stringify(tenant)}`);
+  return key;
+}
+
+/**
+ * A chunk's events as one array literal per column, the tenant as its key (the duplicates path's `unnest`;
+ * PostgreSQL parses the times).
+ */
 function eventColumns(
   chunk: readonly IndexedEvent[],
+  keys: ReadonlyMap<string, number>,
   backslashes: boolean,
-): Record<TextColumn | IntegerColumn, string> {
+): Record<TextColumn | IntegerColumn | "tenant_key", string> {
   const text = (key: TextColumn) =>
     textArrayLiteral(
       chunk.map((event) => event[key]),
@@ -31,7 +43,7 @@ function eventColumns(
   const integer = (key: IntegerColumn) => integerArrayLiteral(chunk.map((event) => event[key]));
   return {
     id: text("id"),
-    tenant_id: text("tenant_id"),
+    tenant_key: integerArrayLiteral(chunk.map((event) => keyOf(keys, event.tenant_id))),
     time: text("time"),
     principal_id: text("principal_id"),
     action: text("action"),
@@ -78,15 +90,21 @@ async function copyIn(copy: SQL.Query<unknown>, payload: Buffer): Promise<void> 
  * (`IndexChunk`), inside a savepoint; the chunk's minute rollups are the caller's to add.
  * False, with nothing stored, when an event was indexed before (23505) or a time must go in as text (not `plain`).
  */
-async function copyEvents(tx: TransactionSQL, table: TableIn, chunk: IndexChunk, objectId: bigint): Promise<boolean> {
+async function copyEvents(
+  tx: TransactionSQL,
+  table: TableIn,
+  chunk: IndexChunk,
+  objectId: bigint,
+  keys: ReadonlyMap<string, number>,
+): Promise<boolean> {
   if (!chunk.plain) return false;
   return await tx
     .savepoint(async (sp) => {
       await copyIn(
-        sp`COPY ${table("events")} (object_id, id, tenant_id, time, principal_id, action, result, resource, byte_start,
-                                    byte_length)
+        sp`COPY ${table("events")} (object_id, tenant_key, id, time, principal_id, action, result, resource,
+                                    byte_start, byte_length)
            FROM STDIN (FORMAT binary)`,
-        chunk.eventRows(objectId),
+        chunk.eventRows(objectId, keys),
       );
       await copyIn(
         sp`COPY ${table("principal_events")} (tenant_id, principal_id, minute, times, ids) FROM STDIN (FORMAT binary)`,
@@ -130,7 +148,7 @@ async function addRollups(
 }
 
 /**
- * Inserts the chunk's events not indexed before (`ON CONFLICT (tenant_id, time, id) DO NOTHING`, times as text)
+ * Inserts the chunk's events not indexed before (`ON CONFLICT (tenant_key, time, id) DO NOTHING`, times as text)
  * with the principal postings of exactly those, in one statement, and adds exactly those to `minutes`, binned by
  * PostgreSQL. Returns how many were inserted.
  */
@@ -140,32 +158,36 @@ async function insertNewEvents(
   table: TableIn,
   chunk: readonly IndexedEvent[],
   objectId: bigint,
+  keys: ReadonlyMap<string, number>,
   backslashes: boolean,
   minutes: RollupCounter,
 ): Promise<number> {
-  const input = eventColumns(chunk, backslashes);
+  const input = eventColumns(chunk, keys, backslashes);
   const groups = (await tx`
     WITH input AS (
-      SELECT * FROM unnest(${input.id}::text[], ${input.tenant_id}::text[], ${input.time}::text[],
+      SELECT * FROM unnest(${input.id}::text[], ${input.tenant_key}::int[], ${input.time}::text[],
                            ${input.principal_id}::text[], ${input.action}::text[], ${input.result}::text[],
                            ${input.resource}::text[], ${input.byte_start}::bigint[], ${input.byte_length}::int[])
-        AS u(id, tenant_id, time, principal_id, action, result, resource, byte_start, byte_length)
+        AS u(id, tenant_key, time, principal_id, action, result, resource, byte_start, byte_length)
     ), inserted AS (
-      INSERT INTO ${table("events")} (id, tenant_id, time, principal_id, action, result, resource, object_id,
+      INSERT INTO ${table("events")} (id, tenant_key, time, principal_id, action, result, resource, object_id,
                                       byte_start, byte_length)
-      SELECT id, tenant_id, time::timestamptz, principal_id, action, result, resource,
+      SELECT id, tenant_key, time::timestamptz, principal_id, action, result, resource,
              ${objectId.toString()}::bigint, byte_start, byte_length
       FROM input
-      ON CONFLICT (tenant_id, time, id) DO NOTHING
-      RETURNING id, tenant_id, time, principal_id, action, result
+      ON CONFLICT (tenant_key, time, id) DO NOTHING
+      RETURNING id, tenant_key, time, principal_id, action, result
+    ), named AS (
+      SELECT i.id, t.tenant_id, i.time, i.principal_id, i.action, i.result
+      FROM inserted i JOIN ${table("tenants")} t USING (tenant_key)
     ), postings AS (
-      ${tx.unsafe(principalPostingsInsert(schema, "inserted"))}
+      ${tx.unsafe(principalPostingsInsert(schema, "named"))}
     )
     -- postings runs to completion unread (PostgreSQL runs every data-modifying WITH once)
     SELECT tenant_id, principal_id, action, result,
            (extract(epoch FROM date_bin('1 minute', time, ${BIN_ORIGIN}::timestamptz))::bigint * 1000)::float8 AS bin,
            count(*)::int AS n
-    FROM inserted
+    FROM named
     GROUP BY tenant_id, principal_id, action, result, bin`) as RollupRow[]; // bins as PostgreSQL binned the times
   let inserted = 0;
   for (const group of groups) {
@@ -180,7 +202,7 @@ async function insertNewEvents(
  * the `objects` row (`written_at` = the PUT's acknowledgement, and the transaction's `svc_audit.index_version`,
  * without which the schema refuses event rows); the event rows in bulk, by a binary `COPY` with their principal
  * postings, or — on a duplicate, or a time PostgreSQL would bin otherwise — by an INSERT from `unnest` of column
- * arrays with `ON CONFLICT (tenant_id, time, id) DO NOTHING`, so an event indexed before keeps its first (object,
+ * arrays with `ON CONFLICT (tenant_key, time, id) DO NOTHING`, so an event indexed before keeps its first (object,
  * byte range); the `counts` (minute) and `counts_hour` rollups of exactly the rows inserted, summed over the batch
  * and added in key order; and `marks.indexed_through` (never lowered: a former owner of the partition may finish a batch after
  * the new one).
@@ -194,6 +216,12 @@ export async function writeBatchIndex(
 ): Promise<IndexedBatch> {
   const table: TableIn = (name) => sql(`${schema}.${name}`);
   try {
+    // the batch's tenants keyed before its transaction, on their own connection (`tenantKeys`)
+    const keys = await tenantKeys(
+      sql,
+      schema,
+      batch.chunks.flatMap((chunk) => chunk.tenants),
+    );
     return await sql.begin(async (tx) => {
       const [row] = await tx`
         INSERT INTO ${table("objects")} (bucket, key, version_id, topic, partition, first_offset, last_offset,
@@ -213,7 +241,7 @@ export async function writeBatchIndex(
         // grouped here. A duplicate (a batch written again, a record shipped twice) fails it with 23505; the
         // savepoint undoes it, and the statements that skip indexed events and count only the rest run instead,
         // on the chunk's lines read again.
-        if (await copyEvents(tx, table, chunk, objectId)) {
+        if (await copyEvents(tx, table, chunk, objectId, keys)) {
           inserted += chunk.events;
           for (const row of chunk.minuteRollups()) minutes.addRow(row);
           continue;
@@ -221,7 +249,7 @@ export async function writeBatchIndex(
         const events = batchEvents(batch, chunk.firstLine, chunk.endLine);
         for (let at = 0; at < events.length; at += EVENTS_PER_STATEMENT) {
           const part = events.slice(at, at + EVENTS_PER_STATEMENT);
-          inserted += await insertNewEvents(tx, schema, table, part, objectId, batch.backslashes, minutes);
+          inserted += await insertNewEvents(tx, schema, table, part, objectId, keys, batch.backslashes, minutes);
         }
       }
       await addRollups(tx, table, minutes.rows, batch.backslashes);

@@ -332,6 +332,22 @@ export async function indexedIds(sql: SQL, schema: string): Promise<Set<string>>
   return new Set(rows.map((r) => r.id));
 }
 
+/**
+ * Turns an index schema's `events` back into version 5's (`tenant_id` text first in its key, no `tenants`): empty,
+ * with the version 5 trigger. For the migration tests, whose older schemas start from the current DDL.
+ */
+export async function backToVersion5Events(sql: SQL, schema: string): Promise<void> {
+  await sql.unsafe(`DROP TABLE "${schema}".events`);
+  await sql.unsafe(`DROP TABLE "${schema}".tenants`);
+  await sql.unsafe(`CREATE TABLE "${schema}".events (
+       id text COLLATE "C" NOT NULL, tenant_id text COLLATE "C" NOT NULL, time timestamptz NOT NULL,
+       principal_id text COLLATE "C" NOT NULL, action text COLLATE "C" NOT NULL, result text COLLATE "C" NOT NULL,
+       resource text COLLATE "C" NOT NULL, object_id bigint NOT NULL, byte_start bigint NOT NULL,
+       byte_length int NOT NULL, CONSTRAINT events_tenant_time_id PRIMARY KEY (tenant_id, time, id))`);
+  await sql.unsafe(`CREATE TRIGGER events_writer_version BEFORE INSERT ON "${schema}".events
+       FOR EACH STATEMENT EXECUTE FUNCTION "${schema}".events_writer_version()`);
+}
+
 export async function dropSchema(sql: SQL, schema: string): Promise<void> {
   await sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
 }
@@ -418,17 +434,24 @@ export function copyRows(payload: Buffer): Buffer[][] {
   return rows;
 }
 
-/** The event rows a sealed batch's plain chunks hold, decoded, with `objectId` written in. */
+/**
+ * The event rows a sealed batch's plain chunks hold, decoded, with `objectId` written in; each of the batch's tenants
+ * is given a key of its own (100 on, in the order first seen), and a row's key is read back to its tenant's id.
+ */
 export function encodedEvents(batch: SealedBatch, objectId = 7n): EncodedEvent[] {
+  const tenants = [...new Set(batch.chunks.flatMap((chunk) => chunk.tenants))];
+  const keys = new Map(tenants.map((tenant, i) => [tenant, 100 + i]));
   return batch.chunks.flatMap((chunk) => {
     expect(chunk.plain).toBe(true);
-    return copyRows(chunk.eventRows(objectId)).map((row) => {
+    return copyRows(chunk.eventRows(objectId, keys)).map((row) => {
       expect(row).toHaveLength(10);
       const text = (f: number) => (row[f] as Buffer).toString("utf8");
+      const tenant = tenants[(row[1] as Buffer).readInt32BE() - 100];
+      if (tenant === undefined) throw new Error(`event row with tenant key ${(row[1] as Buffer).readInt32BE()}`);
       return {
         object_id: (row[0] as Buffer).readBigInt64BE(),
-        id: text(1),
-        tenant_id: text(2),
+        tenant_id: tenant,
+        id: text(2),
         micros: Number((row[3] as Buffer).readBigInt64BE()),
         principal_id: text(4),
         action: text(5),

@@ -19,20 +19,25 @@ const IDS = ["a-1", "B-1", "_z", "Z"];
 const BYTE_ORDER = ["B-1", "Z", "_z", "a-1"];
 const TIME = "2026-11-27T04:00:00.000Z";
 const TEXT_COLUMNS = {
-  events: ["action", "id", "principal_id", "resource", "result", "tenant_id"],
+  events: ["action", "id", "principal_id", "resource", "result"],
+  tenants: ["tenant_id"],
   counts: ["action", "principal_id", "result", "tenant_id"],
   counts_hour: ["action", "principal_id", "result", "tenant_id"],
   principal_events: ["ids", "principal_id", "tenant_id"],
 };
 
 /**
- * The version 3 DDL: today's without the collation clauses and version 5's principal postings and writer check, with
- * the principal B-tree version 5 drops.
+ * The version 3 DDL: today's without the collation clauses, version 5's principal postings and writer check and
+ * version 6's tenant keys, with `events` keyed on the tenant's text and the principal B-tree version 5 drops.
  */
 const versionThreeDdl = (schema: string) => [
   ...indexSchemaDdl(schema)
-    .filter((ddl) => !/principal_events|events_writer_version/.test(ddl))
+    .filter((ddl) => !/principal_events|events_writer_version|\.("events"|"tenants") \(/.test(ddl))
     .map((ddl) => ddl.replaceAll(' COLLATE "C"', "")),
+  `CREATE TABLE "${schema}".events (id text NOT NULL, tenant_id text NOT NULL, time timestamptz NOT NULL,
+     principal_id text NOT NULL, action text NOT NULL, result text NOT NULL, resource text NOT NULL,
+     object_id bigint NOT NULL, byte_start bigint NOT NULL, byte_length int NOT NULL,
+     CONSTRAINT events_tenant_time_id PRIMARY KEY (tenant_id, time, id))`,
   `CREATE INDEX events_tenant_principal_time ON "${schema}".events (tenant_id, principal_id, time, id)`,
 ];
 
@@ -46,7 +51,7 @@ async function collations(sql: SQL, schema: string): Promise<Record<string, Reco
   const rows = await sql`SELECT c.relname AS table, a.attname AS column, co.collname AS collation
     FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
     JOIN pg_collation co ON co.oid = a.attcollation
-    WHERE n.nspname = ${schema} AND c.relname IN ('events', 'counts', 'counts_hour', 'principal_events')
+    WHERE n.nspname = ${schema} AND c.relname IN ('events', 'tenants', 'counts', 'counts_hour', 'principal_events')
       AND a.attnum > 0
     ORDER BY 1, 2`;
   const byTable: Record<string, Record<string, string>> = {};
@@ -61,15 +66,17 @@ const allC = Object.fromEntries(
   Object.entries(TEXT_COLUMNS).map(([table, columns]) => [table, Object.fromEntries(columns.map((c) => [c, "C"]))]),
 );
 
+/** The ids in the order of the index's key (one tenant: its time, then its id). */
 async function idsInIndexOrder(sql: SQL, schema: string): Promise<string[]> {
-  const rows = await sql.unsafe(`SELECT id FROM "${schema}".events ORDER BY tenant_id, time, id`);
+  const rows = await sql.unsafe(`SELECT id FROM "${schema}".events ORDER BY time, id`);
   return rows.map((row: { id: string }) => row.id);
 }
 
 /** The ids after `after` at TIME, as the API's keyset pages ask. */
 async function idsAfter(sql: SQL, schema: string, after: string): Promise<string[]> {
   const rows = await sql.unsafe(
-    `SELECT id FROM "${schema}".events WHERE tenant_id = 'tenant-a' AND (time, id) > ($1::timestamptz, $2) ORDER BY time, id`,
+    `SELECT id FROM "${schema}".events WHERE tenant_key = (SELECT tenant_key FROM "${schema}".tenants WHERE tenant_id = 'tenant-a')
+       AND (time, id) > ($1::timestamptz, $2) ORDER BY time, id`,
     [TIME, after],
   );
   return rows.map((row: { id: string }) => row.id);
@@ -122,14 +129,14 @@ describe("the index's collation", () => {
     expect(await idsInIndexOrder(icu, schema)).toEqual(["_z", "a-1", "B-1", "Z"]);
     await ensureIndexSchema(icu, schema);
     const versions = await icu.unsafe(`SELECT version FROM "${schema}".schema_migrations ORDER BY 1`);
-    expect(versions.map((row: { version: number }) => row.version)).toEqual([3, 5]);
+    expect(versions.map((row: { version: number }) => row.version)).toEqual([3, 6]);
     expect(await collations(icu, schema)).toEqual(allC);
     expect(await idsInIndexOrder(icu, schema)).toEqual(BYTE_ORDER);
     expect(await idsAfter(icu, schema, "Z")).toEqual(["_z", "a-1"]);
     expect(await indexFacts(icu, schema)).toMatchObject({ events: 4, posted: 4, strays: 0 });
   });
 
-  test("a version 3 index on a C database reaches version 5 without rebuilding an index it keeps", async () => {
+  test("a version 3 index on a C database reaches version 6 rebuilding only the indexes versions 5 and 6 replace", async () => {
     const [{ collate }] = await admin`SELECT datcollate AS collate FROM pg_database WHERE datname = current_database()`;
     expect(collate).toBe("C");
     const schema = randomName("t_qc_v3c").replaceAll("-", "_");
@@ -144,13 +151,18 @@ describe("the index's collation", () => {
       expect(before.length).toBeGreaterThan(4);
       await ensureIndexSchema(admin, schema);
       const versions = await admin.unsafe(`SELECT version FROM "${schema}".schema_migrations ORDER BY 1`);
-      expect(versions.map((row: { version: number }) => row.version)).toEqual([3, 5]);
-      // version 5 drops the principal B-tree and adds the postings' index; every other index keeps its file
+      expect(versions.map((row: { version: number }) => row.version)).toEqual([3, 6]);
+      // version 5 drops the principal B-tree and adds the postings' index, version 6 rebuilds the events key and
+      // adds the tenants' two; every other index keeps its file (the collation's migration rebuilt none)
+      const replaced = /^(events_tenant_principal_time|events_tenant_time_id|principal_events_key|tenants_[a-z_]+):/;
       const after = await files();
-      expect(after.filter((file) => !file.startsWith("principal_events_key:"))).toEqual(
-        before.filter((file) => !file.startsWith("events_tenant_principal_time:")),
-      );
-      expect(after.length).toBe(before.length);
+      expect(after.filter((file) => !replaced.test(file))).toEqual(before.filter((file) => !replaced.test(file)));
+      expect(after.filter((file) => replaced.test(file)).map((file) => file.split(":")[0])).toEqual([
+        "events_tenant_time_id",
+        "principal_events_key",
+        "tenants_pkey",
+        "tenants_tenant_id_key",
+      ]);
     } finally {
       await dropSchema(admin, schema);
     }

@@ -214,10 +214,11 @@ describe("PartitionBatch", () => {
     const batch = new PartitionBatch("t", 0);
     batch.add(line("a"), 0n, 0, 1);
     batch.add(line("b", "t1", "2026-11-23T09:15:00.1234567Z"), 1n, 0, 1);
-    batch.add(line("c"), 2n, 0, 1);
+    batch.add(line("c", "t2"), 2n, 0, 1);
     const sealed = batch.seal();
     const [chunk] = sealed.chunks;
     expect([chunk?.plain, chunk?.events, sealed.records - sealed.unindexable]).toEqual([false, 3, 3]);
+    expect(chunk?.tenants).toEqual(["t1", "t2"]); // kept for the duplicates path, which inserts by key too
     expect(() => chunk?.postingRows()).toThrow("only when plain");
     expect(batchEvents(sealed, chunk?.firstLine, chunk?.endLine).map((e) => e.id)).toEqual(["a", "b", "c"]);
   });
@@ -227,14 +228,59 @@ describe("PartitionBatch", () => {
     batch.add(line("a"), 0n, 0, 1);
     const [chunk] = batch.seal().chunks;
     if (chunk === undefined) throw new Error("no chunk");
-    const rows = chunk.eventRows(1n);
+    const keys = new Map(chunk.tenants.map((tenant) => [tenant, 1]));
+    const rows = chunk.eventRows(1n, keys);
     const postings = chunk.postingRows();
     expect([rows.length > 0, postings.length > 0]).toEqual([true, true]);
     chunk.release();
     expect([rows.length, postings.length, (rows.buffer as ArrayBuffer).detached]).toEqual([0, 0, true]);
-    expect(() => chunk.eventRows(1n)).toThrow("before `release`");
+    expect(() => chunk.eventRows(1n, keys)).toThrow("before `release`");
     chunk.release(); // again: nothing left to free
     expect(chunk.events).toBe(1);
+  });
+
+  test("each row gets its tenant's key, written again on a retry; a tenant without a key is refused", () => {
+    const batch = new PartitionBatch("t", 0);
+    for (const [i, tenant] of ["t1", "t2", "t1", "t3", "t3"].entries())
+      batch.add(line(`e${i}`, tenant), BigInt(i), 0, 1);
+    const [chunk] = batch.seal().chunks;
+    if (chunk === undefined) throw new Error("no chunk");
+    expect(chunk.tenants).toEqual(["t1", "t2", "t3"]);
+    const keyColumn = (rows: Buffer) => copyRows(rows).map((row) => (row[1] as Buffer).readInt32BE());
+    expect(
+      keyColumn(
+        chunk.eventRows(
+          1n,
+          new Map([
+            ["t1", 7],
+            ["t2", 8],
+            ["t3", 9],
+          ]),
+        ),
+      ),
+    ).toEqual([7, 8, 7, 9, 9]);
+    // the index write retried, with the keys read again (another value: the row holds what it is given)
+    expect(
+      keyColumn(
+        chunk.eventRows(
+          1n,
+          new Map([
+            ["t1", 70],
+            ["t2", 80],
+            ["t3", 90],
+          ]),
+        ),
+      ),
+    ).toEqual([70, 80, 70, 90, 90]);
+    expect(() =>
+      chunk.eventRows(
+        1n,
+        new Map([
+          ["t1", 7],
+          ["t2", 8],
+        ]),
+      ),
+    ).toThrow('no key for tenant "t3"');
   });
 
   test("closes by bytes and records; keeps when its first record came (the age's start)", () => {

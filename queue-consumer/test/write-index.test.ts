@@ -8,7 +8,16 @@ import {
   WRITER_VERSION_REFUSED,
   writeBatchIndex,
 } from "../index.ts";
-import { batchOf, dropSchema, indexFacts, recordLine, stackAddresses, testNames, writtenObject } from "./helpers.ts";
+import {
+  backToVersion5Events,
+  batchOf,
+  dropSchema,
+  indexFacts,
+  recordLine,
+  stackAddresses,
+  testNames,
+  writtenObject,
+} from "./helpers.ts";
 
 const addresses = stackAddresses();
 const sql = new SQL({ url: addresses.pgUrl, max: 2 });
@@ -166,7 +175,7 @@ describe("writeBatchIndex", () => {
         const grouped = await sql.unsafe(
           `SELECT tenant_id, date_bin('${width}', time, '2000-01-01T00:00:00Z') AS bin, principal_id, action, result,
                 count(*)::int AS n
-           FROM "${own}".events GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5`,
+           FROM "${own}".events JOIN "${own}".tenants USING (tenant_key) GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5`,
         );
         expect(rolled).toEqual(grouped);
       }
@@ -268,7 +277,8 @@ describe("writeBatchIndex", () => {
     const result = await writeBatchIndex(sql, schema, batch.seal(), object("v-odd"));
     expect(result.inserted).toBe(awkward.length);
     const rows = await sql.unsafe(
-      `SELECT id, action, resource, principal_id FROM "${schema}".events WHERE tenant_id = 'tenant-odd' ORDER BY id`,
+      `SELECT id, action, resource, principal_id FROM "${schema}".events
+        WHERE tenant_key = (SELECT tenant_key FROM "${schema}".tenants WHERE tenant_id = 'tenant-odd') ORDER BY id`,
     );
     const stored = awkward.map((text) => text.replaceAll("\u0000", "\uFFFD"));
     expect(rows).toEqual(
@@ -433,7 +443,7 @@ describe("writeBatchIndex", () => {
         await sql`SELECT indexname FROM pg_indexes WHERE schemaname = ${old} AND tablename = 'events' ORDER BY 1`;
       expect(indexes.map((r: { indexname: string }) => r.indexname)).toEqual(["events_tenant_time_id"]);
       const versions = await sql.unsafe(`SELECT version FROM "${old}".schema_migrations ORDER BY 1`);
-      expect(versions.map((r: { version: number }) => r.version)).toEqual([1, 5]);
+      expect(versions.map((r: { version: number }) => r.version)).toEqual([1, 6]);
       const result = await writeBatchIndex(
         sql,
         old,
@@ -450,6 +460,7 @@ describe("writeBatchIndex", () => {
   test("a version 2 schema is migrated: counts_hour filled from counts, then kept by the writer", async () => {
     const old = `${schema}_v2`;
     await ensureIndexSchema(sql, old);
+    await backToVersion5Events(sql, old);
     await sql.unsafe(`DROP TABLE "${old}".counts_hour`);
     await sql.unsafe(`DELETE FROM "${old}".schema_migrations`);
     await sql.unsafe(`INSERT INTO "${old}".schema_migrations (version) VALUES (2)`);
@@ -462,7 +473,7 @@ describe("writeBatchIndex", () => {
     try {
       await ensureIndexSchema(sql, old);
       const versions = await sql.unsafe(`SELECT version FROM "${old}".schema_migrations ORDER BY 1`);
-      expect(versions.map((r: { version: number }) => r.version)).toEqual([2, 5]);
+      expect(versions.map((r: { version: number }) => r.version)).toEqual([2, 6]);
       const hours = async () =>
         (
           await sql.unsafe(`SELECT tenant_id, hour, result, n::int AS n FROM "${old}".counts_hour ORDER BY 1, 2, 3`)
@@ -478,7 +489,7 @@ describe("writeBatchIndex", () => {
         ["tenant-a", "2026-11-23T09:00:00.000Z", "OK", 4],
         ["tenant-b", "2026-11-23T08:00:00.000Z", "OK", 5],
       ]);
-      // At version 5 a second start copies nothing again.
+      // At version 6 a second start copies nothing again.
       await ensureIndexSchema(sql, old);
       expect((await hours()).length).toBe(4);
       const [{ n }] = await sql.unsafe(`SELECT sum(n)::int AS n FROM "${old}".counts_hour`);
@@ -491,7 +502,8 @@ describe("writeBatchIndex", () => {
   test("a version 4 schema is migrated: principal postings filled from its events, the principal B-tree gone", async () => {
     const old = `${schema}_v4`;
     await ensureIndexSchema(sql, old);
-    // back to version 4: no postings, no writer check, the principal B-tree
+    // back to version 4: events keyed on the tenant's text, no postings, no writer check, the principal B-tree
+    await backToVersion5Events(sql, old);
     await sql.unsafe(`DROP TRIGGER events_writer_version ON "${old}".events`);
     await sql.unsafe(`DROP FUNCTION "${old}".events_writer_version()`);
     await sql.unsafe(`DROP TABLE "${old}".principal_events`);
@@ -518,7 +530,7 @@ describe("writeBatchIndex", () => {
     try {
       await ensureIndexSchema(sql, old);
       const versions = await sql.unsafe(`SELECT version FROM "${old}".schema_migrations ORDER BY 1`);
-      expect(versions.map((r: { version: number }) => r.version)).toEqual([4, 5]);
+      expect(versions.map((r: { version: number }) => r.version)).toEqual([4, 6]);
       const indexes =
         await sql`SELECT indexname FROM pg_indexes WHERE schemaname = ${old} AND tablename = 'events' ORDER BY 1`;
       expect(indexes.map((r: { indexname: string }) => r.indexname)).toEqual(["events_tenant_time_id"]);
@@ -529,7 +541,7 @@ describe("writeBatchIndex", () => {
         ["tenant-b", "p1", "2026-11-23T08:00:00.000Z", ["c1"]],
       ];
       expect(await postings()).toEqual(filled);
-      await ensureIndexSchema(sql, old); // at version 5: nothing filled twice
+      await ensureIndexSchema(sql, old); // at version 6: nothing filled twice
       expect(await postings()).toEqual(filled);
       await writeBatchIndex(sql, old, batchOf([{ id: "n1", time: "2026-11-23T09:03:00Z" }], 1n), object("v4-new"));
       expect(await indexFacts(sql, old)).toMatchObject({ events: 6, posted: 6, strays: 0 });
@@ -540,7 +552,7 @@ describe("writeBatchIndex", () => {
 
   test("events inserted without the writer's version setting are refused (a version 4 writer after the migration)", async () => {
     await withOwnSchema("index-guard", async (own) => {
-      const row = `('g1', 'tenant-a', '2026-11-23T08:00:00Z', 'p', 'a', 'OK', 'r', 1, 0, 10)`;
+      const row = `(1, 10, '2026-11-23T08:00:00Z', 1, 0, 'g1', 'p', 'a', 'OK', 'r')`;
       const insert = `INSERT INTO "${own}".events VALUES ${row}`;
       const refused = await rejectionOf(sql.unsafe(insert), Error);
       expect((refused as { errno?: unknown }).errno).toBe(WRITER_VERSION_REFUSED);
@@ -549,7 +561,7 @@ describe("writeBatchIndex", () => {
       const copied = await rejectionOf(
         sql.begin(async (tx) => {
           const writer = tx.unsafe(`COPY "${own}".events FROM STDIN`).writable().getWriter();
-          await writer.write(Buffer.from("g2\ttenant-a\t2026-11-23T08:00:00Z\tp\ta\tOK\tr\t1\t0\t10\n"));
+          await writer.write(Buffer.from("1\t10\t2026-11-23T08:00:00Z\t1\t0\tg2\tp\ta\tOK\tr\n"));
           await writer.close();
         }),
         Error,

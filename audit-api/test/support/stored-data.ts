@@ -148,20 +148,33 @@ export function sampleRecord(
 }
 
 /**
- * Index rows of a test's own (`rows`: a SELECT of the events' ten columns, in table order, over `params`), inserted
- * as a writer of the schema's version inserts them: with their principal postings (docs/audit-storage.md), not
- * counted in the rollups.
+ * Index rows of a test's own (`rows`: a SELECT of the events' ten columns — id, tenant id, time, principal, action,
+ * result, resource, object, byte start and length — over `params`), inserted as a writer of the schema's version
+ * inserts them: the tenant by its key, with their principal postings (docs/audit-storage.md), not counted in the
+ * rollups.
  */
 export async function insertIndexRows(sql: SQL, schema: string, rows: string, params: unknown[] = []): Promise<void> {
   await sql.begin(async (tx) => {
     await claimIndexVersion(tx);
+    const tenants = `"${schema}".tenants`;
     await tx.unsafe(
-      `WITH added AS (
-         INSERT INTO "${schema}".events (id, tenant_id, time, principal_id, action, result, resource, object_id,
-                                         byte_start, byte_length)
+      `INSERT INTO ${tenants} (tenant_id) SELECT DISTINCT r.tenant_id FROM (${rows}) AS r(id, tenant_id)
+       ON CONFLICT (tenant_id) DO NOTHING`,
+      params,
+    );
+    await tx.unsafe(
+      `WITH input (id, tenant_id, time, principal_id, action, result, resource, object_id, byte_start, byte_length) AS (
          ${rows}
-         RETURNING tenant_id, principal_id, time, id
-       ) ${principalPostingsInsert(schema, "added")}`,
+       ), added AS (
+         INSERT INTO "${schema}".events (id, tenant_key, time, principal_id, action, result, resource, object_id,
+                                         byte_start, byte_length)
+         SELECT i.id, t.tenant_key, i.time, i.principal_id, i.action, i.result, i.resource, i.object_id, i.byte_start,
+                i.byte_length
+         FROM input i JOIN ${tenants} t USING (tenant_id)
+         RETURNING tenant_key, principal_id, time, id
+       ), named AS (
+         SELECT t.tenant_id, a.principal_id, a.time, a.id FROM added a JOIN ${tenants} t USING (tenant_key)
+       ) ${principalPostingsInsert(schema, "named")}`,
       params,
     );
   });
