@@ -27,10 +27,16 @@ const anyName = () => true;
 const repeated = new ByteSlots<string>(4096);
 const asIs = (text: string) => text;
 
-/** PostgreSQL text cannot hold U+0000: such a character is stored as U+FFFD in the index (the object keeps it). */
+/**
+ * A string field as the index stores it. PostgreSQL text cannot hold U+0000: such a character is stored as U+FFFD
+ * (the object keeps it). A lone surrogate (`"\ud800"` in the JSON) has no UTF-8: it is U+FFFD too, here, as the
+ * UTF-8 sent to PostgreSQL would make it, so that the string the writer keys a tenant by (`tenantKeys`) is the one
+ * the index answers with.
+ */
 function text(value: unknown): string {
   if (typeof value !== "string") return "";
-  return value.includes("\u0000") ? value.replaceAll("\u0000", "\uFFFD") : value;
+  const whole = value.toWellFormed();
+  return whole.includes("\u0000") ? whole.replaceAll("\u0000", "\uFFFD") : whole;
 }
 
 /**

@@ -290,6 +290,22 @@ describe("writeBatchIndex", () => {
     expect(n).toBe(awkward.length);
   });
 
+  test("a tenant id with a lone surrogate or a NUL is keyed as the index stores it (U+FFFD)", async () => {
+    const batch = new PartitionBatch("topic.x", 1);
+    for (const [i, tenant] of ["t\ud800", "t\u0000", "t\uFFFD"].entries()) {
+      // JSON.stringify writes the lone surrogate as the escape `\ud800`: a valid record line
+      const value = { ...JSON.parse(recordLine(`sur-${i}`, "x", "2026-11-23T12:00:00Z")), tenant_id: tenant };
+      batch.add(Buffer.from(JSON.stringify(value)), BigInt(i), 0, 1);
+    }
+    const result = await writeBatchIndex(sql, schema, batch.seal(), object("v-surrogate"));
+    expect(result.inserted).toBe(3);
+    const rows = await sql.unsafe(
+      `SELECT e.id, t.tenant_id FROM "${schema}".events e JOIN "${schema}".tenants t USING (tenant_key)
+        WHERE e.id LIKE 'sur-%' ORDER BY e.id`,
+    );
+    expect(rows).toEqual(["sur-0", "sur-1", "sur-2"].map((id) => ({ id, tenant_id: "t\uFFFD" })));
+  });
+
   test("the mark never goes back (a former owner finishing late)", async () => {
     await writeBatchIndex(sql, schema, batchOf([{ id: "late", time: "2026-11-23T09:02:00Z" }], 5n), object("v3"));
     const [mark] = await sql`SELECT indexed_through::int AS t FROM ${sql(`${schema}.marks`)} WHERE partition = 1`;
