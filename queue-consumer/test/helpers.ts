@@ -348,6 +348,12 @@ export async function backToVersion5Events(sql: SQL, schema: string): Promise<vo
        FOR EACH STATEMENT EXECUTE FUNCTION "${schema}".events_writer_version()`);
 }
 
+/** Makes `version` the only version an index schema's migration table records (an older schema, for a test). */
+export async function recordVersion(sql: SQL, schema: string, version: number): Promise<void> {
+  await sql.unsafe(`DELETE FROM "${schema}".schema_migrations`);
+  await sql.unsafe(`INSERT INTO "${schema}".schema_migrations (version) VALUES (${version})`);
+}
+
 export async function dropSchema(sql: SQL, schema: string): Promise<void> {
   await sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
 }

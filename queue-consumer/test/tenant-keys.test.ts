@@ -14,6 +14,7 @@ import {
   batchOf,
   dropSchema,
   indexFacts,
+  recordVersion,
   stackAddresses,
   testNames,
   writtenObject,
@@ -91,8 +92,7 @@ describe("the migration to version 6", () => {
     const { schema: old } = testNames("v5");
     await ensureIndexSchema(sql, old);
     await backToVersion5Events(sql, old);
-    await sql.unsafe(`DELETE FROM "${old}".schema_migrations`);
-    await sql.unsafe(`INSERT INTO "${old}".schema_migrations (version) VALUES (5)`);
+    await recordVersion(sql, old, 5);
     const rows = [
       ["a1", "tenant-a", "2026-11-23T08:00:30Z", "p1", 0],
       ["a2", "tenant-a", "2026-11-23T08:01:00Z", "p2", 11],

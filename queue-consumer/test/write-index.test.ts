@@ -14,6 +14,7 @@ import {
   dropSchema,
   indexFacts,
   recordLine,
+  recordVersion,
   stackAddresses,
   testNames,
   writtenObject,
@@ -478,8 +479,7 @@ describe("writeBatchIndex", () => {
     await ensureIndexSchema(sql, old);
     await backToVersion5Events(sql, old);
     await sql.unsafe(`DROP TABLE "${old}".counts_hour`);
-    await sql.unsafe(`DELETE FROM "${old}".schema_migrations`);
-    await sql.unsafe(`INSERT INTO "${old}".schema_migrations (version) VALUES (2)`);
+    await recordVersion(sql, old, 2);
     await sql.unsafe(`INSERT INTO "${old}".counts (tenant_id, minute, principal_id, action, result, n) VALUES
       ('tenant-a', '2026-11-23T08:00:00Z', 'p', 'a', 'OK', 2),
       ('tenant-a', '2026-11-23T08:59:00Z', 'p', 'a', 'OK', 3),
@@ -526,8 +526,7 @@ describe("writeBatchIndex", () => {
     await sql.unsafe(
       `CREATE INDEX events_tenant_principal_time ON "${old}".events (tenant_id, principal_id, time, id)`,
     );
-    await sql.unsafe(`DELETE FROM "${old}".schema_migrations`);
-    await sql.unsafe(`INSERT INTO "${old}".schema_migrations (version) VALUES (4)`);
+    await recordVersion(sql, old, 4);
     await sql.unsafe(`INSERT INTO "${old}".events VALUES
       ('a2', 'tenant-a', '2026-11-23T08:00:30Z', 'p1', 'a', 'OK', 'r', 1, 0, 10),
       ('a1', 'tenant-a', '2026-11-23T08:00:30Z', 'p1', 'a', 'OK', 'r', 1, 11, 10),
