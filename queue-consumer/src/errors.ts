@@ -10,6 +10,11 @@ export const QUEUE_CONSUMER_ERROR_CODES = [
   "QUEUE_CONSUMER_PUT_TIMEOUT",
   /** The index transaction of a batch failed; `subject` is the object key. */
   "QUEUE_CONSUMER_INDEX_FAILED",
+  /**
+   * A batch's tenant has no key in what `tenantKeys` answered (which holds every tenant asked for): an invariant
+   * broken, so the index write is not retried; `subject` is the tenant id.
+   */
+  "QUEUE_CONSUMER_TENANT_KEY_MISSING",
   /** Creating or migrating the index schema failed; `subject` is the schema. */
   "QUEUE_CONSUMER_SCHEMA_FAILED",
   /** Committing a partition's offset to Kafka failed; `subject` is `topic/partition`. */

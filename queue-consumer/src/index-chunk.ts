@@ -2,6 +2,7 @@ import type { LineFields, ScannedIndexLine } from "./index-fields.ts";
 import { BinaryCopyRows, releaseCopyPayload } from "./pg-binary-copy.ts";
 import { PrincipalPostings } from "./principal-postings.ts";
 import { minuteBin, RollupCounter, type RollupRow } from "./rollup-counts.ts";
+import { tenantKeyOf } from "./tenant-keys.ts";
 
 /** A likely size of one event's `COPY` row (the payload grows past it when its strings are longer). */
 const COPY_BYTES_PER_EVENT = 256;
@@ -208,11 +209,7 @@ export class IndexChunk {
    */
   eventRows(objectId: bigint, keys: ReadonlyMap<string, number>): Buffer {
     const { rows } = this.#encoded();
-    const keyOfSlot = this.tenants.map((tenant) => {
-      const key = keys.get(tenant);
-      if (key === undefined) throw new Error(`index chunk: no key for tenant ${JSON.stringify(tenant)}`);
-      return key;
-    });
+    const keyOfSlot = this.tenants.map((tenant) => tenantKeyOf(keys, tenant));
     for (let i = 0; i < this.events; i += 1) {
       const start = this.#rowStarts[i] as number;
       rows.writeBigInt64BE(objectId, start + OBJECT_ID_IN_ROW);

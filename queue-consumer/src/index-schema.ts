@@ -217,6 +217,8 @@ function migrateV5ToV6(schema: string): string[] {
        ORDER BY t.tenant_key, e.time, e.id`,
     `DROP TABLE ${aside}`,
     eventsTriggerDdl(schema),
+    // the new table's statistics now, not when autovacuum first gets to it: the audit API's plans need them
+    `ANALYZE ${events}, ${qualifiedTable(schema, "tenants")}`,
   ];
 }
 

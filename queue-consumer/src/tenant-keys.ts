@@ -1,4 +1,5 @@
 import type { SQL } from "bun";
+import { QueueConsumerError } from "./errors.ts";
 import { qualifiedTable } from "./index-schema.ts";
 import { textArrayLiteral } from "./pg-array-literal.ts";
 
@@ -31,4 +32,18 @@ export async function tenantKeys(sql: SQL, schema: string, tenants: readonly str
   )) as { tenant_key: number; tenant_id: string }[];
   for (const row of rows) keys.set(row.tenant_id, row.tenant_key);
   return keys;
+}
+
+/**
+ * The key of `tenant` in `keys` (the answer of `tenantKeys` for a batch's tenants). Throws
+ * `QUEUE_CONSUMER_TENANT_KEY_MISSING`, not retriable: the same keys would be missing again.
+ */
+export function tenantKeyOf(keys: ReadonlyMap<string, number>, tenant: string): number {
+  const key = keys.get(tenant);
+  if (key === undefined)
+    throw new QueueConsumerError("QUEUE_CONSUMER_TENANT_KEY_MISSING", `no key for tenant ${JSON.stringify(tenant)}`, {
+      subject: tenant,
+      canRetry: false,
+    });
+  return key;
 }

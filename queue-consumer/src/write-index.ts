@@ -6,7 +6,7 @@ import { batchEvents, type IndexedEvent, type SealedBatch } from "./partition-ba
 import { integerArrayLiteral, textArrayLiteral } from "./pg-array-literal.ts";
 import type { WrittenObject } from "./put-batch-object.ts";
 import { compareRollupKeys, hourRollups, RollupCounter, type RollupRow, rollupColumns } from "./rollup-counts.ts";
-import { tenantKeys } from "./tenant-keys.ts";
+import { tenantKeyOf, tenantKeys } from "./tenant-keys.ts";
 
 /** Events per INSERT statement: one huge statement grows slower than linearly (its CTEs spill to disk). */
 const EVENTS_PER_STATEMENT = 10_000;
@@ -18,13 +18,6 @@ type TableIn = (name: string) => SQL.Query<unknown>;
 
 type TextColumn = "id" | "time" | "principal_id" | "action" | "result" | "resource";
 type IntegerColumn = "byte_start" | "byte_length";
-
-/** The key of `tenant` in `keys` (`tenantKeys` of the batch's tenants, which hold every event's). */
-function keyOf(keys: ReadonlyMap<string, number>, tenant: string): number {
-  const key = keys.get(tenant);
-  if (key === undefined) throw new Error(`no key for tenant ${JSON.stringify(tenant)}`);
-  return key;
-}
 
 /**
  * A chunk's events as one array literal per column, the tenant as its key (the duplicates path's `unnest`;
@@ -43,7 +36,7 @@ function eventColumns(
   const integer = (key: IntegerColumn) => integerArrayLiteral(chunk.map((event) => event[key]));
   return {
     id: text("id"),
-    tenant_key: integerArrayLiteral(chunk.map((event) => keyOf(keys, event.tenant_id))),
+    tenant_key: integerArrayLiteral(chunk.map((event) => tenantKeyOf(keys, event.tenant_id))),
     time: text("time"),
     principal_id: text("principal_id"),
     action: text("action"),
@@ -69,8 +62,12 @@ function sqlMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** Whether the index write may succeed later: a connection or server-side transient failure. */
-function canRetryIndex(error: unknown): boolean {
+/**
+ * Whether the index write may succeed later: a connection or server-side transient failure, not one of this
+ * module's own (`QueueConsumerError`, which says itself).
+ */
+export function canRetryIndex(error: unknown): boolean {
+  if (error instanceof QueueConsumerError) return error.canRetry;
   const code = sqlState(error);
   // SQLSTATE classes 22 (data exception), 23 (constraint) and 42 (syntax, undefined object) do not heal by
   // themselves; every other failure (connection lost, 40001/40P01, 53xxx resources, 57P01 shutdown) may.

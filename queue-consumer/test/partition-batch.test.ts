@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { thrownBy } from "@svc/testkit";
 import {
   batchEvents,
   EVENTS_PER_CHUNK,
@@ -6,9 +7,11 @@ import {
   MemoryBody,
   objectKey,
   PartitionBatch,
+  QueueConsumerError,
   readIndexFields,
 } from "../index.ts";
 import { pgMicros } from "../src/index-chunk.ts";
+import { canRetryIndex } from "../src/write-index.ts";
 import { copyRows, encodedEvents, recordLine } from "./helpers.ts";
 
 const line = (id: string, tenant = "t1", time = "2026-11-23T09:15:00.123Z") =>
@@ -272,15 +275,24 @@ describe("PartitionBatch", () => {
         ),
       ),
     ).toEqual([70, 80, 70, 90, 90]);
-    expect(() =>
-      chunk.eventRows(
-        1n,
-        new Map([
-          ["t1", 7],
-          ["t2", 8],
-        ]),
-      ),
-    ).toThrow('no key for tenant "t3"');
+    const missing = thrownBy(
+      () =>
+        chunk.eventRows(
+          1n,
+          new Map([
+            ["t1", 7],
+            ["t2", 8],
+          ]),
+        ),
+      QueueConsumerError,
+    );
+    expect([missing.code, missing.subject, missing.canRetry]).toEqual([
+      "QUEUE_CONSUMER_TENANT_KEY_MISSING",
+      "t3",
+      false,
+    ]);
+    // the index write does not retry it (the same keys would be missing again), as it retries a lost connection
+    expect([canRetryIndex(missing), canRetryIndex(new Error("Connection closed"))]).toEqual([false, true]);
   });
 
   test("closes by bytes and records; keeps when its first record came (the age's start)", () => {

@@ -62,7 +62,7 @@ describe("tenantKeys", () => {
     const tenants = Array.from({ length: 20 }, (_, i) => `race-${i}`);
     const answers = await Promise.all(
       Array.from({ length: 8 }, (_, writer) =>
-        // each writer its own order of the same tenants
+        // the statement sorts what it inserts, so a writer's own order changes nothing: both orders are sent to show it
         tenantKeys(sql, schema, writer % 2 === 0 ? tenants : [...tenants].reverse()),
       ),
     );
@@ -130,6 +130,10 @@ describe("the migration to version 6", () => {
       expect(key).toEqual({ columns: ["tenant_key", "time", "id"] });
       const [aside] = await sql.unsafe(`SELECT to_regclass('"${old}".events_v5') IS NULL AS gone`);
       expect(aside).toEqual({ gone: true });
+      // both tables analyzed by the migration (their column statistics are there at once)
+      const analyzed = await sql`SELECT tablename::text AS name FROM pg_stats
+        WHERE schemaname = ${old} AND attname = 'tenant_key' ORDER BY 1`;
+      expect(analyzed).toEqual([{ name: "events" }, { name: "tenants" }]);
       expect(await indexFacts(sql, old)).toMatchObject({ events: 4, posted: 4, strays: 0 });
       // the new table refuses an older writer's rows, as the old one did
       const refused = await rejectionOf(
