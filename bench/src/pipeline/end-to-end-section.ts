@@ -7,6 +7,7 @@ import { IndexReader } from "./index-reader.ts";
 import type { ThroughputRound } from "./results.ts";
 import { spawnAgent, spawnConsumer } from "./services.ts";
 import { settleFor } from "./settle.ts";
+import { sustainedRate } from "./sustained-rate.ts";
 
 /** Agent and consumer together on the run's file: spawn of both → every record in a durable object. */
 export async function runEndToEnd(ctx: BenchContext, results: ThroughputRound): Promise<void> {
@@ -36,6 +37,7 @@ export async function runEndToEnd(ctx: BenchContext, results: ThroughputRound): 
     const [agentRss, consumerRss] = await Promise.all([agent.stop(), consumer.stop()]);
     const stored = await index.storedCount(ctx.run);
     if (stored !== n) throw new Error(`end to end: the index holds ${stored} distinct ids, expected ${n}`);
+    const sustained = sustainedRate(await index.durableObjects(), n);
     results.endToEnd = {
       records: n,
       bytes: ctx.fileBytes,
@@ -44,8 +46,10 @@ export async function runEndToEnd(ctx: BenchContext, results: ThroughputRound): 
       agentRss,
       consumerRss,
       budget,
+      sustainedPerSecond: sustained?.perSecond,
     };
-    ctx.progress.done(`end to end: ${n} records in ${(ms / 1000).toFixed(2)} s`);
+    const steady = sustained === undefined ? "" : `, ${Math.round(sustained.perSecond)} ev/s from 10 % to 90 % durable`;
+    ctx.progress.done(`end to end: ${n} records in ${(ms / 1000).toFixed(2)} s${steady}`);
   } finally {
     await Promise.all([agent.stop(), consumer.stop()]);
   }

@@ -1,6 +1,7 @@
 import { checkPrincipalPostings, type PostingsCheck } from "@svc/queue-consumer";
 import { SQL } from "bun";
 import type { Histogram } from "./percentiles.ts";
+import type { DurableObject } from "./sustained-rate.ts";
 
 const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
 
@@ -28,6 +29,14 @@ export class IndexReader {
   async durableRecords(): Promise<number> {
     const rows = await this.sql.unsafe(`SELECT coalesce(sum(records), 0)::bigint AS n FROM ${this.table("objects")}`);
     return Number(rows[0]?.n ?? 0);
+  }
+
+  /** Every object written: when S3 acknowledged it (`written_at`, epoch ms) and its records, for `sustainedRate`. */
+  async durableObjects(): Promise<DurableObject[]> {
+    const rows = await this.sql.unsafe(
+      `SELECT (extract(epoch FROM written_at) * 1000)::float8 AS at, records FROM ${this.table("objects")}`,
+    );
+    return rows.map((row: { at: number; records: number }) => ({ atMs: Number(row.at), records: Number(row.records) }));
   }
 
   /**

@@ -16,6 +16,8 @@ export interface ShipFigures {
 export interface EndToEndFigures extends ShipFigures {
   agentRss: number;
   consumerRss: number;
+  /** Events per second from 10 % to 90 % of the records durable (`sustainedRate`), when the objects allow it. */
+  sustainedPerSecond?: number | undefined;
 }
 
 export interface LatencyFigures {

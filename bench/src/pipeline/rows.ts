@@ -167,6 +167,14 @@ export function benchRows(results: BenchResults): BenchRow[] {
     goal: "≥ 100,000 ev/s",
     met: within(e2eRate, 100_000, true),
   });
+  const sustained = figure("endToEnd", (f) => f.sustainedPerSecond, "ev/s");
+  rows.push({
+    section: "end to end",
+    measure: "sustained: from 10 % to 90 % of the records durable",
+    ours: sustained,
+    goal: "≥ 100,000 ev/s",
+    met: within(sustained, 100_000, true),
+  });
   rows.push({
     section: "end to end",
     measure: "line written → object durable",
