@@ -8,6 +8,7 @@ import { consumerSettings } from "./consumer-section.ts";
 import { recordLines } from "./generate-records.ts";
 import { IndexReader } from "./index-reader.ts";
 import { consumerEnv } from "./services.ts";
+import { type RecordsWhereabouts, whereTheRecordsAre } from "./where-records-are.ts";
 
 // bun run bench/src/pipeline/churn.ts [--rounds 12] [--freeze-ms 8000] [--records 2000] [--round-timeout-ms 40000]
 // Two writer replicas in this one process, one group, 6 s session timeout. Each round starts a second replica,
@@ -87,27 +88,8 @@ function within<T>(promise: Promise<T>, ms: number): Promise<T | "hung"> {
 
 const waits: number[] = [];
 const stopOutcomes: Record<string, number> = {};
-let stuck:
-  | ({ round: number; stored: number; sent: number } & Awaited<ReturnType<typeof whereTheRecordsAre>>)
-  | undefined;
+let stuck: ({ round: number; stored: number; sent: number } & RecordsWhereabouts) | undefined;
 
-/** For a stuck round: the records in Kafka, and per partition its end offset, the group's commit and what is indexed. */
-async function whereTheRecordsAre() {
-  const [ends, committed, written] = await Promise.all([
-    topics.endOffsets(topic),
-    topics.committedOffsets(settings.groupId, topic),
-    index.writtenThrough(),
-  ]);
-  return {
-    inKafka: ends.reduce((sum, end) => sum + end, 0),
-    partitions: ends.map((end, partition) => ({
-      partition,
-      end,
-      committed: committed[partition],
-      writtenThrough: written.get(partition) ?? -1,
-    })),
-  };
-}
 let exitCode = 0;
 let report: Record<string, unknown> = {};
 let b: QueueConsumer | undefined;
@@ -145,7 +127,8 @@ try {
       if (stored >= sent) break;
       await Bun.sleep(250);
     }
-    if (stored < sent) stuck = { round, stored, sent, ...(await whereTheRecordsAre()) };
+    if (stored < sent)
+      stuck = { round, stored, sent, ...(await whereTheRecordsAre(topics, topic, settings.groupId, index)) };
     else waits.push(Math.round(performance.now() - started));
     progress.update(`churn: round ${round}/${rounds}, ${stored.toLocaleString("en-US")} of ${sent} indexed`);
   }

@@ -1,4 +1,5 @@
 import type { StackEnv } from "@svc/testkit";
+import { BenchError } from "../errors.ts";
 import type { BenchTopics } from "../kafka-topics.ts";
 import type { ProgressLine } from "../progress-line.ts";
 import type { PeerTools } from "../tools.ts";
@@ -29,13 +30,22 @@ export interface BenchContext {
 
 /** Polls `count` until it reaches `target`, with the progress line showing count and rate. Returns the elapsed ms. */
 export async function waitForCount(
-  ctx: BenchContext,
+  ctx: Pick<BenchContext, "progress">,
   what: string,
   count: () => Promise<number>,
   target: number,
-  options: { startedAt: number; timeoutMs?: number; intervalMs?: number; abort?: () => Error | undefined },
+  options: {
+    startedAt: number;
+    timeoutMs?: number;
+    /** Fails sooner when the count has not moved for this long once it started (a stall, not a slow run). */
+    stalledMs?: number;
+    intervalMs?: number;
+    abort?: () => Error | undefined;
+  },
 ): Promise<number> {
   const deadline = Date.now() + (options.timeoutMs ?? 600_000);
+  let last = 0;
+  let movedAt = Date.now();
   for (;;) {
     const failure = options.abort?.();
     if (failure) throw failure;
@@ -50,8 +60,19 @@ export async function waitForCount(
     ctx.progress.update(
       `${what}: ${n.toLocaleString("en-US")}/${target.toLocaleString("en-US")} after ${(elapsed / 1000).toFixed(1)} s`,
     );
+    if (n !== last) {
+      last = n;
+      movedAt = Date.now();
+    }
+    const seconds = Math.round(elapsed / 1000);
+    if (options.stalledMs !== undefined && n > 0 && Date.now() - movedAt > options.stalledMs) {
+      const still = Math.round((Date.now() - movedAt) / 1000);
+      throw new BenchError("BENCH_TIMEOUT", `${what}: stuck at ${n} of ${target} for ${still} s (after ${seconds} s)`, {
+        subject: what,
+      });
+    }
     if (Date.now() > deadline) {
-      throw new Error(`${what}: only ${n} of ${target} after ${Math.round(elapsed / 1000)} s`);
+      throw new BenchError("BENCH_TIMEOUT", `${what}: only ${n} of ${target} after ${seconds} s`, { subject: what });
     }
     await Bun.sleep(options.intervalMs ?? 25);
   }

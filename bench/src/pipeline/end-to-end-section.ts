@@ -7,7 +7,11 @@ import { IndexReader } from "./index-reader.ts";
 import type { ThroughputRound } from "./results.ts";
 import { spawnAgent, spawnConsumer } from "./services.ts";
 import { settleFor } from "./settle.ts";
+import { stuckReport } from "./stuck-report.ts";
 import { sustainedRate } from "./sustained-rate.ts";
+
+/** With a 1 s batch age, no record durable for this long while records are missing is a stall, not a slow run. */
+const STALLED_MS = 60_000;
 
 /** Agent and consumer together on the run's file: spawn of both → every record in a durable object. */
 export async function runEndToEnd(ctx: BenchContext, results: ThroughputRound): Promise<void> {
@@ -17,12 +21,13 @@ export async function runEndToEnd(ctx: BenchContext, results: ThroughputRound): 
   const settings = consumerSettings(ctx, topic, "e2e", THROUGHPUT_BATCH_AGE_MS);
   const index = new IndexReader(ctx.stack.postgresUrl, settings.indexSchema);
   ctx.indexes.push(index);
+  const checkpoint = join(ctx.dir, "e2e.checkpoint");
   await settleFor(ctx, "end to end");
   const meter = startCpuMeter(ctx.stateDir);
   const consumer = spawnConsumer(settings);
   const agent = spawnAgent({
     source: ctx.file,
-    checkpointFile: join(ctx.dir, "e2e.checkpoint"),
+    checkpointFile: checkpoint,
     brokers: ctx.brokers,
     topic,
     dlqTopic,
@@ -32,6 +37,9 @@ export async function runEndToEnd(ctx: BenchContext, results: ThroughputRound): 
       startedAt: Math.min(agent.startedAt, consumer.startedAt),
       abort: () => agent.exitedEarly() ?? consumer.exitedEarly(),
       intervalMs: 50,
+      stalledMs: STALLED_MS,
+    }).catch(async (error: unknown) => {
+      throw await stuckReport(ctx, { topic, groupId: settings.groupId, index, checkpoint, agent, consumer }, error);
     });
     const budget = meter.spent({ agent: agent.cpuMs(), consumer: consumer.cpuMs() });
     const [agentRss, consumerRss] = await Promise.all([agent.stop(), consumer.stop()]);

@@ -92,9 +92,12 @@ async function step(section: string, needs: string | undefined, body: () => Prom
   try {
     await body();
   } catch (error) {
-    const reason = (error as Error).message.split("\n").slice(0, 6).join(" | ");
+    // The table gets the first lines; the log gets all of it (a stuck run's report: where the records are, the
+    // services' output).
+    const message = (error as Error).message;
+    const reason = message.split("\n").slice(0, 6).join(" | ");
     results.skipped.push({ section, reason: `failed: ${reason}` });
-    progress.done(`${section}: FAILED: ${reason}`);
+    progress.done(`${section}: FAILED: ${message}`);
   }
 }
 
