@@ -1,5 +1,11 @@
 import { Admin, ListOffsetTimestamps } from "@platformatic/kafka";
 
+/** Topic settings that override the broker's retention: no size or time limit. */
+export const KEEP_EVERY_RECORD = [
+  { name: "retention.bytes", value: "-1" },
+  { name: "retention.ms", value: "-1" },
+];
+
 /** The bench's own topics on the shared broker: created fresh per row, deleted at the end of the run. */
 export class BenchTopics {
   private readonly admin: Admin;
@@ -9,8 +15,15 @@ export class BenchTopics {
     this.admin = new Admin({ clientId: "svc-bench", bootstrapBrokers: brokers, timeout: 30_000 });
   }
 
+  /**
+   * A topic that keeps every record until the run deletes it. The stack's broker keeps 128 MiB per partition (a
+   * developer's disk, `ops/stack.toml`): a run of 3M records puts ~300 MiB in each of its partitions, and a writer
+   * more than 128 MiB behind at a retention check (every 60 s) had its unread records deleted — reported by the
+   * writer as lost offsets, and an end-to-end row that never reached its count. The disk check (`disk-room.ts`)
+   * already counts every record the run puts in a topic.
+   */
   async create(name: string, partitions = 6): Promise<string> {
-    await this.admin.createTopics({ topics: [name], partitions, replicas: 1 });
+    await this.admin.createTopics({ topics: [name], partitions, replicas: 1, configs: KEEP_EVERY_RECORD });
     this.created.add(name);
     return name;
   }
