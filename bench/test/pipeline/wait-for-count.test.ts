@@ -36,30 +36,26 @@ describe("waitForCount", () => {
     expect(ms).toBeLessThanOrEqual(performance.now() - startedAt);
   });
 
-  test("a count that stopped moving short of the target fails as a stall, long before the deadline", async () => {
-    const error = await failureOf(
-      waitForCount(ctx, "records", climbing(10, 70), 100, {
-        startedAt: performance.now(),
-        intervalMs: 1,
-        stalledMs: 30,
-        timeoutMs: 60_000,
-      }),
-    );
+  test.each([
+    {
+      name: "a count that stopped moving short of the target fails as a stall, long before the deadline",
+      count: climbing(10, 70),
+      stalledMs: 30,
+      timeoutMs: 60_000,
+      message: "stuck at 70 of 100",
+    },
+    {
+      name: "a count still at zero is not a stall (the services start): the deadline ends it",
+      count: async () => 0,
+      stalledMs: 1,
+      timeoutMs: 40,
+      message: "only 0 of 100",
+    },
+  ])("$name", async ({ count, stalledMs, timeoutMs, message }) => {
+    const options = { startedAt: performance.now(), intervalMs: 1, stalledMs, timeoutMs };
+    const error = await failureOf(waitForCount(ctx, "records", count, 100, options));
     expect(codeOf(error)).toBe("BENCH_TIMEOUT");
-    expect(error.message).toContain("stuck at 70 of 100");
-  });
-
-  test("a count still at zero is not a stall (the services start): the deadline ends it", async () => {
-    const error = await failureOf(
-      waitForCount(ctx, "records", async () => 0, 100, {
-        startedAt: performance.now(),
-        intervalMs: 1,
-        stalledMs: 1,
-        timeoutMs: 40,
-      }),
-    );
-    expect(codeOf(error)).toBe("BENCH_TIMEOUT");
-    expect(error.message).toContain("only 0 of 100");
+    expect(error.message).toContain(message);
   });
 
   test("a count that cannot be read yet counts as zero; an abort's error ends the wait", async () => {
