@@ -28,10 +28,11 @@ export function cpuMsOf(pid: number): number | undefined {
 }
 
 /**
- * CPU time (user + system, every thread) of each of `roots` and every descendant now alive, in ms, from one read of
- * /proc: a server and the children it forked. By parent, not by process group: PostgreSQL's backends each lead a
- * session of their own. A child that exited takes its CPU with it, so over an interval this counts the processes
- * that lived through it.
+ * CPU time (user + system, every thread) of each of `roots` and every descendant, in ms, from one read of /proc: a
+ * server and the children it forked. By parent, not by process group: PostgreSQL's backends each lead a session of
+ * their own. A descendant that exited counts too once its parent reaped it (stat's cutime and cstime, which a
+ * parent gains from each child it waited for): PostgreSQL's backends and autovacuum workers come and go within a
+ * bench's section, and a count of the living alone moved their CPU out of the server's share at random.
  */
 export function treeCpuMs(roots: readonly number[]): number[] {
   const parents = new Map<number, number>();
@@ -42,7 +43,8 @@ export function treeCpuMs(roots: readonly number[]): number[] {
     const fields = statFields(pid);
     if (fields === undefined) continue;
     parents.set(pid, Number(fields[1]));
-    ticks.set(pid, Number(fields[11]) + Number(fields[12]));
+    // utime, stime, then cutime and cstime (fields 14–17): its own CPU and its reaped children's.
+    ticks.set(pid, Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]));
   }
   const totals = roots.map(() => 0);
   for (const [pid, used] of ticks) {

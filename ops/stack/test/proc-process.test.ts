@@ -54,3 +54,25 @@ test("treeCpuMs: sums the CPU of a process and every descendant, a child in a se
   }
   expect(treeCpuMs([child.pid])).toEqual([0]);
 });
+
+test("treeCpuMs: a descendant that exited and was reaped still counts, in its parent's share", async () => {
+  // A fixed amount of work (about a second of CPU here) in a child that exits; the root waits for it, then becomes
+  // `sleep`, which has used no CPU of its own.
+  const child = Bun.spawn(
+    ["bash", "-c", "bash -c 'i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done'; exec sleep 30"],
+    { stdout: "ignore", stderr: "ignore" },
+  );
+  try {
+    const deadline = performance.now() + 20_000;
+    const comm = () => Bun.file(`/proc/${child.pid}/comm`).text();
+    while ((await comm()).trim() !== "sleep" && performance.now() < deadline) await Bun.sleep(10);
+    expect((await comm()).trim()).toBe("sleep");
+    const [tree = 0] = treeCpuMs([child.pid]);
+    // The root's own CPU is its shell's start and exec; the work is the reaped child's.
+    expect(cpuMsOf(child.pid) as number).toBeLessThan(100);
+    expect(tree).toBeGreaterThanOrEqual(300);
+  } finally {
+    child.kill(9);
+    await child.exited;
+  }
+});
