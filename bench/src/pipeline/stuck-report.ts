@@ -28,7 +28,11 @@ async function checkpointText(path: string): Promise<string> {
  * objects), the agent's checkpoint against the source's size, and the end of both services' output while they still
  * run. Whatever cannot be read is said so; the original failure is the cause.
  */
-export async function stuckReport(ctx: BenchContext, run: StuckRun, failure: unknown): Promise<BenchError> {
+export async function stuckReport(
+  ctx: Pick<BenchContext, "topics" | "fileBytes">,
+  run: StuckRun,
+  failure: unknown,
+): Promise<BenchError> {
   let where: string;
   try {
     where = describeWhereabouts(await whereTheRecordsAre(ctx.topics, run.topic, run.groupId, run.index));
