@@ -44,3 +44,28 @@ test("loading and using a non-strict producer compiles no validator; a strict on
   expect(result.after).toBeGreaterThan(0);
   expect(result.refused).toContain("acks");
 });
+
+// The patch also loads ajv itself on the first validator compiled (README.md, "Kafka client"): the agent's start
+// needed none of it (~50 ms and ~3 MiB). Its own process: whether ajv's modules were loaded is read from the
+// CommonJS module cache, after the agent's imports and again after a strict producer compiled its validators.
+test("the agent's imports load no ajv; a strict producer's first validation loads it and still names the bad option", () => {
+  const agent = new URL("../src/agent.ts", import.meta.url).pathname;
+  const script = `
+    const ajvModules = () => Object.keys(require.cache).filter((path) => path.includes("/node_modules/ajv/")).length;
+    await import(${JSON.stringify(agent)});
+    const atStart = ajvModules();
+    const { Producer } = await import("@platformatic/kafka/clients/producer");
+    let refused = "";
+    try {
+      new Producer({ clientId: "t", bootstrapBrokers: ["127.0.0.1:1"], strict: true, acks: "bad" });
+    } catch (error) {
+      refused = error.message;
+    }
+    console.log(JSON.stringify({ atStart, afterStrict: ajvModules(), refused }));`;
+  const run = Bun.spawnSync([process.execPath, "-e", script], { cwd: import.meta.dir, stderr: "pipe" });
+  expect(run.stderr.toString()).toBe("");
+  const result = JSON.parse(run.stdout.toString()) as { atStart: number; afterStrict: number; refused: string };
+  expect(result.atStart).toBe(0);
+  expect(result.afterStrict).toBeGreaterThan(0);
+  expect(result.refused).toContain("/options/acks should be one of");
+});
