@@ -1,7 +1,7 @@
 import { Admin, ListOffsetTimestamps } from "@platformatic/kafka";
 
 /** Topic settings that override the broker's retention: no size or time limit. */
-export const KEEP_EVERY_RECORD = [
+const KEEP_EVERY_RECORD = [
   { name: "retention.bytes", value: "-1" },
   { name: "retention.ms", value: "-1" },
 ];
