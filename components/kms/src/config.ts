@@ -138,13 +138,12 @@ export function parseKmsConfig(env: Record<string, string | undefined>): KmsConf
   }
   try {
     // The KMS's own log: a file by default (not stdout), fail-closed by default (a key event must be recorded).
+    // The default file only goes with the default sink: `SVC_AUDIT_LOG_SINK=stdout` alone is a whole setting.
+    const own = Object.fromEntries(Object.entries(env).filter(([key, value]) => key.startsWith("SVC_AUDIT_") && value));
+    const defaultFile =
+      (own.SVC_AUDIT_LOG_SINK ?? "file") === "file" ? { SVC_AUDIT_LOG_FILE: join(stateDir, "audit.jsonl") } : {};
     audit = loadEmitterConfig(
-      {
-        SVC_AUDIT_LOG_SINK: "file",
-        SVC_AUDIT_LOG_FILE: join(stateDir, "audit.jsonl"),
-        SVC_AUDIT_FAIL_MODE: "closed",
-        ...Object.fromEntries(Object.entries(env).filter(([key, value]) => key.startsWith("SVC_AUDIT_") && value)),
-      },
+      { SVC_AUDIT_LOG_SINK: "file", ...defaultFile, SVC_AUDIT_FAIL_MODE: "closed", ...own },
       { source: "kms" },
     );
   } catch (cause) {

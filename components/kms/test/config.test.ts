@@ -38,6 +38,24 @@ test("defaults: port 50090, TLS on, bootstrap never, the KMS's own audit file, f
   expect(config.passphrase).toBe(BASE.SVC_KMS_PASSPHRASE);
 });
 
+test("the audit log: the default file, another file, or stdout alone (no file); a file with stdout is refused naming it", () => {
+  expect(parseKmsConfig(BASE).audit).toMatchObject({
+    sink: "file",
+    file: "/home/kms/.local/state/svc-ops/kms/audit.jsonl",
+  });
+  expect(parseKmsConfig({ ...BASE, SVC_AUDIT_LOG_FILE: "/var/log/kms/audit.jsonl" }).audit).toMatchObject({
+    sink: "file",
+    file: "/var/log/kms/audit.jsonl",
+  });
+  expect(parseKmsConfig({ ...BASE, SVC_AUDIT_LOG_SINK: "stdout" }).audit).toMatchObject({
+    sink: "stdout",
+    file: undefined,
+    failMode: "closed",
+  });
+  const both = refusal({ ...BASE, SVC_AUDIT_LOG_SINK: "stdout", SVC_AUDIT_LOG_FILE: "/var/log/kms/audit.jsonl" });
+  expect(both.subject).toBe("SVC_AUDIT_LOG_FILE");
+});
+
 test("plaintext only when SVC_KMS_TLS=false is set", () => {
   expect(parseKmsConfig({ ...BASE, SVC_KMS_TLS: "false" }).tls.enabled).toBe(false);
   expect(refusal({ ...BASE, SVC_KMS_TLS: "no" }).subject).toBe("SVC_KMS_TLS");
