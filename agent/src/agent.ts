@@ -261,7 +261,8 @@ export async function startAgent(config: AgentConfig, options: StartAgentOptions
         case "switched": {
           shipLast(splitter.flush(event.endOfOld), event.from);
           if (event.reason !== "copytruncate") metrics.rotations.inc({ kind: event.reason });
-          log.info({ source: source.name, from: event.from.id, to: event.to.id, reason: event.reason }, "file rotated");
+          const { from, to, reason, generation } = event;
+          log.info({ source: source.name, from: from.id, to: to.id, reason, generation }, "file rotated");
           break;
         }
         case "copied":

@@ -4,13 +4,17 @@ import type { SourceFile } from "./source-file.ts";
 export type SourceEvent =
   | { kind: "data"; file: SourceFile; start: number; bytes: Buffer }
   | { kind: "idle" }
-  /** The path now names another file; the old one (or the copy of a truncated one) was read to its end. */
+  /**
+   * The path now names another file; the old one (or the copy of a truncated one) was read to its end. `to` is the
+   * file at the path, or a generation rotated away after the old one (`generation`: its path), read first.
+   */
   | {
       kind: "switched";
       from: SourceFile;
       to: SourceFile;
       reason: "rename" | "recreate" | "copytruncate";
       endOfOld: number;
+      generation?: string;
     }
   /** The file was truncated and a copy of it found (copytruncate): its rest is read from the copy, same offsets. */
   | { kind: "copied"; from: SourceFile; to: SourceFile; copy: string; position: number }

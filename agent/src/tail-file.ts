@@ -6,6 +6,7 @@ import type { Checkpoint } from "./checkpoint-file.ts";
 import { AgentError } from "./errors.ts";
 import type { LineSource, SourceEvent } from "./line-source.ts";
 import type { ReadBuffers } from "./read-buffers.ts";
+import { nextGeneration } from "./rotated-generation.ts";
 import { FINGERPRINT_BYTES, fingerprintOf, SourceFile } from "./source-file.ts";
 
 interface OpenFile {
@@ -158,7 +159,9 @@ async function findCopy(path: string, file: SourceFile, position: number): Promi
  * A truncation is noticed by size at the file's end, or by changed leading bytes after every read (so a writer that
  * refilled the file past the read position is noticed before its bytes are taken for the old ones); the rest of the
  * old generation is then read from its copy when one is found beside the path, before the truncated file is read
- * from its start.
+ * from its start. A renamed or deleted file read to its end is followed by the generations rotated away after it
+ * (`nextGeneration`: two rotations while it was being finished, or while the agent was stopped), oldest first,
+ * and then by the path.
  */
 export class TailFile implements LineSource {
   readonly name: string;
@@ -287,15 +290,23 @@ export class TailFile implements LineSource {
     return this.#switchTo(current, stillLinked ? "rename" : "recreate");
   }
 
-  /** Closes the current file (read to its end) and opens the path from its start. */
+  /**
+   * Closes the current file (read to its end) and opens the next one from its start: a generation rotated away after
+   * it (not after a copytruncate copy: the truncated file at the path is its next generation), else the path.
+   */
   async #switchTo(current: OpenFile, reason: "rename" | "recreate" | "copytruncate"): Promise<SourceEvent> {
-    const next = await openAt(this.name, 0);
+    const generation =
+      reason === "copytruncate"
+        ? undefined
+        : await nextGeneration(this.name, await current.handle.stat(), current.file.head(current.position));
+    const next = generation ? await openAt(generation, 0, this.name) : await openAt(this.name, 0);
     if (!next) return { kind: "idle" };
     await current.handle.close();
     this.#current = next;
     this.#rotatedSince = undefined;
     this.#readingCopy = false;
-    return { kind: "switched", from: current.file, to: next.file, reason, endOfOld: current.position };
+    const event = { kind: "switched", from: current.file, to: next.file, reason, endOfOld: current.position } as const;
+    return generation ? { ...event, generation } : event;
   }
 
   async close(): Promise<void> {

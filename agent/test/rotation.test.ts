@@ -23,9 +23,10 @@ afterEach(async () => {
   await Promise.allSettled(running.splice(0).map((agent) => agent.stop()));
 });
 
-async function start(name: string): Promise<{ agent: Agent; source: string }> {
+/** An agent on `<name>.jsonl` (created empty unless `existing`: a restart keeps what is there). */
+async function start(name: string, existing = false): Promise<{ agent: Agent; source: string }> {
   const source = join(dir.path, `${name}.jsonl`);
-  writeFileSync(source, "");
+  if (!existing) writeFileSync(source, "");
   const agent = await startAgent(
     testConfig({
       SVC_AGENT_KAFKA_BROKERS: brokers.join(","),
@@ -106,14 +107,30 @@ describe("agent across rotations (real Kafka)", () => {
     await writeWhileReading(source, "recreate", 0, 200);
     await shipped(agent, 200);
     rmSync(source);
-    // Nothing at the path for a while: the agent waits.
-    await waitFor("agent idle with no file", async () => (agent.state() === "shipping" ? true : undefined), {
-      timeoutMs: 2_000,
-    });
     writeFileSync(source, lines("recreate", 200, 100));
     await writeWhileReading(source, "recreate", 300, 100);
     await shipped(agent, 400);
     expect(await scrape(agent.metricsUrl, 'svc_agent_rotations_total{kind="recreate"}')).toBe(1);
     await expectAllOnce("recreate", 400);
+  });
+
+  test("two rotations while the agent is stopped: on restart the checkpoint's file (now .2), the generation at .1, then the new file", async () => {
+    const first = await start("stopped");
+    await writeWhileReading(first.source, "stopped", 0, 300);
+    await shipped(first.agent, 300);
+    await first.agent.stop();
+    running.splice(running.indexOf(first.agent), 1);
+    const { source } = first;
+    // logrotate (numbered, rename + create) twice while the agent is down, the writer going on in between.
+    appendFileSync(source, lines("stopped", 300, 100));
+    renameSync(source, `${source}.1`);
+    writeFileSync(source, lines("stopped", 400, 200));
+    renameSync(`${source}.1`, `${source}.2`);
+    renameSync(source, `${source}.1`);
+    writeFileSync(source, lines("stopped", 600, 100));
+    const { agent } = await start("stopped", true);
+    await shipped(agent, 400);
+    expect(await scrape(agent.metricsUrl, 'svc_agent_rotations_total{kind="rename"}')).toBe(2);
+    await expectAllOnce("stopped", 700);
   });
 });

@@ -1,10 +1,22 @@
 import { afterEach, expect, test } from "bun:test";
-import { appendFileSync, copyFileSync, renameSync, truncateSync, watch, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  copyFileSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  truncateSync,
+  utimesSync,
+  watch,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { type TempDir, tempDir, waitFor } from "@svc/testkit";
 import pino from "pino";
+import type { Checkpoint } from "../src/checkpoint-file.ts";
 import type { SourceEvent } from "../src/line-source.ts";
 import { ReadBuffers } from "../src/read-buffers.ts";
+import { FINGERPRINT_BYTES, fingerprintOf } from "../src/source-file.ts";
 import { TailFile } from "../src/tail-file.ts";
 
 const dirs: TempDir[] = [];
@@ -125,6 +137,109 @@ test("onChange on a path whose directory does not exist: the tail opens (polling
   try {
     expect((await tail.next(4096)).kind).toBe("idle");
     expect(warnings.some((line) => line.includes("file watch not available"))).toBe(true);
+  } finally {
+    await tail.close();
+  }
+});
+
+/** Options for a tail read by the test alone (nothing released: every read keeps its bytes). */
+const plainOptions = () => ({
+  rotateGraceMs: 0,
+  log: pino({ level: "silent" }),
+  buffers: new ReadBuffers(256 * 1024, 4096, 0),
+});
+
+/**
+ * logrotate's numbered scheme run twice while the reader is behind: the file being read goes to `.1` and then `.2`,
+ * the generation written between the two rotations ("g") to `.1`, and a third ("h") is at the path.
+ */
+function rotateTwice(path: string): void {
+  renameSync(path, `${path}.1`);
+  writeFileSync(path, lines("g", 0, 40));
+  renameSync(`${path}.1`, `${path}.2`);
+  renameSync(path, `${path}.1`);
+  writeFileSync(path, lines("h", 0, 30));
+}
+
+test("two rotations while the reader is behind: the generation rotated away between them is read before the path", async () => {
+  const dir = await tempDir("agent-tail-two-rotations");
+  dirs.push(dir);
+  const path = join(dir.path, "audit.jsonl");
+  writeFileSync(path, lines("f", 0, 100));
+  const tail = await TailFile.open(path, undefined, plainOptions());
+  try {
+    const first = await tail.next(line("f", 0).length * 10);
+    const readSoFar = first.kind === "data" ? first.bytes.toString() : "";
+    rotateTwice(path);
+    const switches: SourceEvent[] = [];
+    const { text } = await readUntil(tail, (event) => {
+      if (event.kind === "switched") switches.push(event);
+      return event.kind === "idle";
+    });
+    expect(readSoFar + text).toBe(lines("f", 0, 100) + lines("g", 0, 40) + lines("h", 0, 30));
+    expect(switches.map((event) => event.kind === "switched" && event.reason)).toEqual(["rename", "rename"]);
+  } finally {
+    await tail.close();
+  }
+});
+
+test("a restart after two rotations: the checkpoint's file (now .2), then the generation at .1, then the path", async () => {
+  const dir = await tempDir("agent-tail-restart-rotations");
+  dirs.push(dir);
+  const path = join(dir.path, "audit.jsonl");
+  writeFileSync(path, lines("f", 0, 100));
+  const offset = line("f", 0).length * 10;
+  const info = statSync(path);
+  const head = readFileSync(path).subarray(0, Math.min(offset, FINGERPRINT_BYTES));
+  const checkpoint: Checkpoint = {
+    version: 1,
+    path,
+    dev: info.dev,
+    ino: info.ino,
+    offset,
+    fingerprint: fingerprintOf(head),
+  };
+  rotateTwice(path);
+  // Both rotated generations with one time (a coarse clock): the numbers order them, `.2` before `.1`.
+  const same = new Date();
+  for (const name of [".1", ".2"]) utimesSync(`${path}${name}`, same, same);
+  const tail = await TailFile.open(path, checkpoint, plainOptions());
+  try {
+    const { text } = await readUntil(tail, (event) => event.kind === "idle");
+    expect(text).toBe(lines("f", 10, 90) + lines("g", 0, 40) + lines("h", 0, 30));
+  } finally {
+    await tail.close();
+  }
+});
+
+test("rotated generations: equal times are each read once, in name order; older, compressed and other files are not read", async () => {
+  const dir = await tempDir("agent-tail-generations");
+  dirs.push(dir);
+  const path = join(dir.path, "audit.jsonl");
+  writeFileSync(`${path}-20261101`, lines("older", 0, 5));
+  writeFileSync(path, lines("f", 0, 20));
+  const tail = await TailFile.open(path, undefined, plainOptions());
+  try {
+    const first = await tail.next(line("f", 0).length * 5);
+    const readSoFar = first.kind === "data" ? first.bytes.toString() : "";
+    // Date-named generations (logrotate's dateext), two of them rotated away while the reader was behind.
+    renameSync(path, `${path}-20261120`);
+    writeFileSync(`${path}-20261121`, lines("g", 0, 10));
+    writeFileSync(`${path}-20261122`, lines("k", 0, 10));
+    writeFileSync(path, lines("h", 0, 10));
+    // Beside them: a compressed generation, the agent's checkpoint and a temporary file, all newer.
+    writeFileSync(`${path}-20261119.gz`, "\x1f\x8b not a log line\n");
+    writeFileSync(`${path}.checkpoint`, "{}\n");
+    writeFileSync(`${path}.tmp`, lines("tmp", 0, 1));
+    const later = new Date(Date.now() + 120_000);
+    for (const name of ["-20261119.gz", ".checkpoint", ".tmp"]) utimesSync(`${path}${name}`, later, later);
+    // The file being read and both generations after it carry the same time (a coarse clock): read once each.
+    const same = new Date(Date.now() + 60_000);
+    for (const name of ["-20261120", "-20261121", "-20261122"]) utimesSync(`${path}${name}`, same, same);
+    const old = new Date(Date.now() - 3_600_000);
+    utimesSync(`${path}-20261101`, old, old);
+    const { text } = await readUntil(tail, (event) => event.kind === "idle");
+    expect(readSoFar + text).toBe(lines("f", 0, 20) + lines("g", 0, 10) + lines("k", 0, 10) + lines("h", 0, 10));
   } finally {
     await tail.close();
   }
