@@ -2,11 +2,13 @@ import { expect, test } from "bun:test";
 import { describeWithServers, waitFor } from "@svc/testkit";
 import type { BatchWritten, QueueConsumerError } from "../index.ts";
 import { faultHarness } from "./fault-harness.ts";
-import { makeLines, waitAllIndexed } from "./helpers.ts";
+import { committedOffsets, makeLines, stackAddresses, waitAllIndexed } from "./helpers.ts";
 
 describeWithServers("queue-consumer with a private MinIO (stopped and started again)", () => {
   const harness = faultHarness(["minio"]);
   const { sql, consumerFor } = harness;
+  // This block's Kafka is the shared stack's (only MinIO is private).
+  const { brokers } = stackAddresses();
 
   test("MinIO stopped and restarted while records flow: nothing committed while it is down, nothing lost", async () => {
     // Small batches: 64 KiB, so 256 KiB buffered pauses fetching while S3 is down.
@@ -25,6 +27,9 @@ describeWithServers("queue-consumer with a private MinIO (stopped and started ag
     const sending = harness.producer.send(names.topic, lines.slice(500, 2000), 100);
     await waitFor("PUTs failing", async () => (putRetries >= 3 ? true : undefined), { timeoutMs: 30_000 });
     const durableWhileDown = batches.length;
+    // The group's offsets in Kafka itself, not only the writer's own events: nothing may be committed from here on.
+    const committedWhileDown = await committedOffsets(brokers, names.groupId, names.topic);
+    expect(committedWhileDown.some((offset) => offset > 0n)).toBe(true);
     await sending;
     // Memory stays bounded: fetching paused, the buffer near its cap (one fetch answer may overshoot it).
     await waitFor(
@@ -40,6 +45,7 @@ describeWithServers("queue-consumer with a private MinIO (stopped and started ag
     await waitFor("more PUTs failing", async () => (putRetries >= 12 ? true : undefined), { timeoutMs: 30_000 });
     // While S3 is down no batch completes, so no offset is committed.
     expect(batches.length).toBe(durableWhileDown);
+    expect(await committedOffsets(brokers, names.groupId, names.topic)).toEqual(committedWhileDown);
 
     await harness.server.start();
     await harness.producer.send(names.topic, lines.slice(2000));

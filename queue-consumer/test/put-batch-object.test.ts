@@ -86,15 +86,33 @@ describe("putBatchObject", () => {
     expect(versions.map((v) => v.VersionId).sort()).toEqual([first.versionId, again.versionId].sort());
   });
 
-  test("gzip: .jsonl.gz key, Content-Encoding gzip, the body gunzips to the JSONL", async () => {
-    const batch = sealed(4, 7000n);
-    const written = await putBatchObject(writer, { ...settings, compression: "gzip" }, batch);
-    expect(written.key).toEndWith("/00000000000000007000.jsonl.gz");
-    const object = await s3.send(new GetObjectCommand({ Bucket: "svc-audit", Key: written.key }));
-    expect(object.ContentEncoding).toBe("gzip");
-    const stored = await bodyOf(object);
-    // The SDK does not decode Content-Encoding: what is stored is the gzip.
-    expect(gunzipSync(stored).equals(batch.body.contents())).toBe(true);
+  test("gzip: .jsonl.gz key, Content-Encoding gzip, the body gunzips to the JSONL; the CRC-32 sent is the gzip's", async () => {
+    const client = writerClient(addresses);
+    const sent = sentHeaders(client);
+    try {
+      const batch = sealed(4, 7000n);
+      const written = await putBatchObject(client, { ...settings, compression: "gzip" }, batch);
+      expect(written.key).toEndWith("/00000000000000007000.jsonl.gz");
+      const object = await s3.send(
+        new GetObjectCommand({
+          Bucket: "svc-audit",
+          Key: written.key,
+          VersionId: written.versionId,
+          ChecksumMode: "ENABLED",
+        }),
+      );
+      expect(object.ContentEncoding).toBe("gzip");
+      const stored = await bodyOf(object);
+      // The SDK does not decode Content-Encoding: what is stored is the gzip.
+      expect(gunzipSync(stored).equals(batch.body.contents())).toBe(true);
+      // Under Object Lock every PUT carries a checksum header (MinIO does not insist): here the stored bytes' CRC-32.
+      const expected = Buffer.alloc(4);
+      expected.writeUInt32BE(crc32(stored));
+      expect(sent.at(-1)?.["x-amz-checksum-crc32"]).toBe(expected.toString("base64"));
+      expect(object.ChecksumCRC32).toBe(expected.toString("base64"));
+    } finally {
+      client.destroy();
+    }
   });
 
   test("a spooled batch: the PUT sends its file, stored whole with its CRC-32; its file gone, QUEUE_CONSUMER_SPOOL_FAILED, not retried", async () => {
