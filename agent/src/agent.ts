@@ -4,7 +4,7 @@ import pino, { type Logger } from "pino";
 import { AgentMetrics } from "./agent-metrics.ts";
 import { type Checkpoint, prepareCheckpointDirectory, readCheckpoint } from "./checkpoint-file.ts";
 import { CheckpointWriter } from "./checkpoint-writer.ts";
-import type { DeadLetterReason } from "./classify-line.ts";
+import type { DeadLetter } from "./classify-line.ts";
 import { classifyBytes } from "./classify-line.ts";
 import type { AgentConfig } from "./config.ts";
 import { AgentError } from "./errors.ts";
@@ -177,8 +177,12 @@ export async function startAgent(config: AgentConfig, options: StartAgentOptions
   /** CreateTime of the event's records: one BigInt per read, not per line. */
   let eventTimestamp = 0n;
 
-  const deadLetter = (bytes: Buffer, start: number, reason: DeadLetterReason, error: string, file: SourceFile) => {
-    log.warn({ reason, source: source.name, fileId: file.id, offset: start, error }, "dead-lettering a line");
+  const deadLetter = (bytes: Buffer, start: number, verdict: DeadLetter, file: SourceFile) => {
+    const { reason, error, redacted } = verdict;
+    log.warn(
+      { reason, source: source.name, fileId: file.id, offset: start, error, redacted: redacted?.fields },
+      "dead-lettering a line",
+    );
     const headers = new Map<Buffer, Buffer>([
       [enc("reason"), enc(reason)],
       [enc("source"), enc(source.name)],
@@ -186,7 +190,9 @@ export async function startAgent(config: AgentConfig, options: StartAgentOptions
       [enc("offset"), enc(String(start))],
       [enc("line-error"), enc(error)],
     ]);
-    const message: KafkaMessage = { topic: config.dlqTopic, value: bytes, timestamp: eventTimestamp, headers };
+    if (redacted) headers.set(enc("redacted"), enc(redacted.fields.join(",")));
+    const value = redacted?.value ?? bytes;
+    const message: KafkaMessage = { topic: config.dlqTopic, value, timestamp: eventTimestamp, headers };
     return message;
   };
 
@@ -215,7 +221,7 @@ export async function startAgent(config: AgentConfig, options: StartAgentOptions
       // stretch of blank lines held every buffer it was read into (no acknowledgement ever released them).
       if (inFlight() === 0) buffers.release(readEnd);
     } else {
-      const message = deadLetter(bytes, start, verdict.reason, verdict.error, file);
+      const message = deadLetter(bytes, start, verdict, file);
       activeShipper.add(message, verdict.reason, sourceBytes, file, end, readEnd);
     }
   };

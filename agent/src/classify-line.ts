@@ -16,13 +16,25 @@ import type { SourceLine } from "./split-lines.ts";
 export const DEAD_LETTER_REASONS = ["not-json", "invalid-record", "too-large", "not-utf8"] as const;
 export type DeadLetterReason = (typeof DEAD_LETTER_REASONS)[number];
 
+/** The verdict of a line for the dead-letter topic. */
+export type DeadLetter = Extract<ClassifiedLine, { kind: "dead-letter" }>;
+
 export type ClassifiedLine =
   /**
    * A valid audit record: `key` is its tenant (empty when it has none), `partition` the producer's default
    * partitioner's value for the key (murmur2, before the modulo; undefined without a key).
    */
   | { readonly kind: "record"; readonly key: Buffer | undefined; readonly partition: number | undefined }
-  | { readonly kind: "dead-letter"; readonly reason: DeadLetterReason; readonly error: string }
+  /**
+   * `redacted`: the line as the dead-letter topic gets it when the record names a field that may hold a secret
+   * (`isSensitiveAttribute`), each such value replaced by `REDACTED`, and those fields' paths.
+   */
+  | {
+      readonly kind: "dead-letter";
+      readonly reason: DeadLetterReason;
+      readonly error: string;
+      readonly redacted?: { readonly value: Buffer; readonly fields: readonly string[] };
+    }
   /** An empty or all-whitespace line: nothing to ship. */
   | { readonly kind: "blank" };
 
@@ -116,6 +128,44 @@ function scannedRecord(bytes: Buffer): ClassifiedLine | undefined {
   return key?.record ?? UNKEYED;
 }
 
+/** What a value under a name that may hold a secret becomes in a dead letter. */
+export const REDACTED = "[redacted]";
+
+type JsonObject = Record<string, unknown>;
+const isObject = (value: unknown): value is JsonObject =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+
+/** `object` with the values of its secret-like names replaced (their paths added to `fields`); itself when none. */
+function redactNames(object: JsonObject, path: string, fields: string[]): JsonObject {
+  let copy: JsonObject | undefined;
+  for (const name of Object.keys(object)) {
+    if (!sensitive(name)) continue;
+    copy ??= { ...object };
+    copy[name] = REDACTED;
+    fields.push(`${path}${name}`);
+  }
+  return copy ?? object;
+}
+
+/**
+ * The dead letter of a line that parsed but is no valid record. The dead-letter topic keeps no secret either: a value
+ * under a name that may hold one (a field, or an attribute) is replaced in the copy it gets (the source file still
+ * has the line as written, at the `offset` header).
+ */
+function invalidRecord(value: unknown, error: string): ClassifiedLine {
+  const verdict = { kind: "dead-letter", reason: "invalid-record", error } as const;
+  if (!isObject(value)) return verdict;
+  const fields: string[] = [];
+  let record = redactNames(value, "/", fields);
+  const attributes = record.attributes;
+  if (isObject(attributes)) {
+    const clean = redactNames(attributes, "/attributes/", fields);
+    if (clean !== attributes) record = { ...record, attributes: clean };
+  }
+  if (fields.length === 0) return verdict;
+  return { ...verdict, redacted: { value: Buffer.from(JSON.stringify(record)), fields } };
+}
+
 /** The tenant a record is keyed by: the verified `tenant_id`, else `claimed_tenant_id`, else none. */
 export function tenantKey(record: AuditRecord): string {
   return record.tenant_id !== "" ? record.tenant_id : record.claimed_tenant_id;
@@ -154,7 +204,7 @@ export function classifyBytes(bytes: Buffer, tooLarge: boolean): ClassifiedLine 
     try {
       record = validateRecord(value);
     } catch (cause) {
-      return { kind: "dead-letter", reason: "invalid-record", error: (cause as Error).message };
+      return invalidRecord(value, (cause as Error).message);
     }
   }
   return keyOf(tenantKey(record))?.record ?? UNKEYED;

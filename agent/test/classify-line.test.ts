@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { newScanResult, parseRecordLine, scanRecord } from "@svc/audit-record";
 import { mutatedLines } from "@svc/testkit";
-import { classifyLine } from "../src/classify-line.ts";
+import { classifyLine, REDACTED } from "../index.ts";
 import { auditRecord } from "./support/records.ts";
 
 const anyName = () => true;
@@ -86,5 +86,35 @@ describe("classifyLine's fast path agrees with the schema", () => {
     expect(accepted).toBeLessThan(19_000);
     expect(agreed).toBe(accepted);
     expect(fast).toBeGreaterThan(1_000);
+  });
+});
+
+describe("dead letters keep no secret", () => {
+  test("an attribute or a field named like a secret: its value is replaced in the dead letter, the fields are named", () => {
+    const line = JSON.stringify({
+      ...base(),
+      password: "top-level-secret",
+      attributes: { note: "kept", api_key: "attr-secret-1", privateKey: "attr-secret-2" },
+    });
+    const verdict = classify(Buffer.from(line));
+    expect(verdict).toMatchObject({ kind: "dead-letter", reason: "invalid-record" });
+    if (verdict.kind !== "dead-letter") throw new Error("not dead-lettered");
+    expect(verdict.redacted?.fields).toEqual(["/password", "/attributes/api_key", "/attributes/privateKey"]);
+    const sent = verdict.redacted?.value.toString() ?? "";
+    for (const secret of ["top-level-secret", "attr-secret-1", "attr-secret-2"]) expect(sent).not.toContain(secret);
+    expect(JSON.parse(sent)).toEqual({
+      ...base(),
+      password: REDACTED,
+      attributes: { note: "kept", api_key: REDACTED, privateKey: REDACTED },
+    });
+    expect(verdict.error).not.toContain("secret-");
+  });
+
+  test("an invalid record without such a name, and a line that is no JSON object, are sent as they are", () => {
+    for (const text of [JSON.stringify({ ...base(), time: "yesterday" }), "[1,2]", '"text"']) {
+      const verdict = classify(Buffer.from(text));
+      expect(verdict).toMatchObject({ kind: "dead-letter", reason: "invalid-record" });
+      expect(verdict.kind === "dead-letter" && verdict.redacted).toBeUndefined();
+    }
   });
 });

@@ -3,7 +3,7 @@ import { appendFileSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync
 import { join } from "node:path";
 import { stackEnv, tempDir, waitFor } from "@svc/testkit";
 import pino from "pino";
-import { type Agent, readCheckpoint, startAgent } from "../index.ts";
+import { type Agent, REDACTED, readCheckpoint, startAgent } from "../index.ts";
 import {
   countMessages,
   createTopic,
@@ -196,6 +196,27 @@ describe("agent tailing a file (real Kafka)", () => {
     expect(headerText(byReason.get("invalid-record") as never, "line-error")).toContain("/");
     // The pipeline went on: the good line after the bad ones is in the topic.
     expect(idCounts(await readTopic(brokers, topics.topic)).get("dlq-good")).toBe(1);
+  });
+
+  test("a record naming a secret's field reaches the .dlq with that value replaced and a redacted header", async () => {
+    const { source, checkpoint } = paths();
+    const secret = `hunter2-${crypto.randomUUID()}`;
+    const record = { ...auditRecord("dlq-secret"), attributes: { note: "kept", password: secret } };
+    writeFileSync(source, line(record) + line(auditRecord("dlq-secret-good")));
+    const agent = await start({ SVC_AGENT_SOURCE: source, SVC_AGENT_CHECKPOINT_FILE: checkpoint });
+    await shipped(agent, 1);
+    await shipped(agent, 1, 'svc_agent_dead_lettered_total{reason="invalid-record"}');
+    const dead = (await readTopic(brokers, topics.dlq)).filter((m) => headerText(m, "source") === source);
+    expect(dead.length).toBe(1);
+    const [letter] = dead;
+    expect(headerText(letter as never, "reason")).toBe("invalid-record");
+    expect(headerText(letter as never, "redacted")).toBe("/attributes/password");
+    expect(headerText(letter as never, "offset")).toBe("0");
+    expect(letter?.value.toString()).not.toContain(secret);
+    expect(JSON.parse(letter?.value.toString() ?? "")).toEqual({
+      ...record,
+      attributes: { note: "kept", password: REDACTED },
+    });
   });
 
   test("restart from the checkpoint: stop, append, start again: only the new lines are shipped", async () => {
