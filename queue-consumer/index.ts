@@ -21,7 +21,7 @@ export {
   principalPostingsInsert,
   WRITER_VERSION_REFUSED,
 } from "./src/index-schema.ts";
-export { objectKey } from "./src/object-key.ts";
+export { type ObjectKeyParts, objectKey, parseObjectKey } from "./src/object-key.ts";
 export { type OffsetGap, OffsetGapWatch, type PartitionPosition } from "./src/offset-gaps.ts";
 export {
   batchEvents,
@@ -41,6 +41,7 @@ export {
   type StartConsumerOptions,
   startConsumer,
 } from "./src/queue-consumer.ts";
-export { writerS3Client } from "./src/s3-client.ts";
+export { type RebuildSummary, type RebuildTarget, rebuildIndex } from "./src/rebuild-index.ts";
+export { readerS3Client, writerS3Client } from "./src/s3-client.ts";
 export { tenantKeys } from "./src/tenant-keys.ts";
 export { type IndexedBatch, writeBatchIndex } from "./src/write-index.ts";

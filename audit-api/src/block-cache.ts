@@ -1,5 +1,5 @@
+import { decodeGzipBody } from "@svc/common";
 import type { DiskBlocks } from "./disk-blocks.ts";
-import { decodeGzipBody } from "./gzip-body.ts";
 import type { ByteRange, VersionReader } from "./version-reader.ts";
 
 /** The size of a block: a page of 100 lines of ~400 bytes falls in one or two. */

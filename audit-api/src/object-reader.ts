@@ -1,6 +1,6 @@
+import { decodeGzipBody } from "@svc/common";
 import type { BlockCache } from "./block-cache.ts";
 import { AuditApiError } from "./errors.ts";
-import { decodeGzipBody } from "./gzip-body.ts";
 import type { EventLocation } from "./index-reader.ts";
 import { type PlannedRead, planReads, type VersionSpan } from "./read-plan.ts";
 import type { VersionReader } from "./version-reader.ts";

@@ -2,6 +2,7 @@ export { backoffMs } from "./src/backoff.ts";
 export { ByteSlots } from "./src/byte-slots.ts";
 export { ExpiringLru, type ExpiringLruOptions } from "./src/expiring-lru.ts";
 export { bindGrpcServer, stopGrpcServer } from "./src/grpc-server.ts";
+export { decodeGzipBody } from "./src/gzip-body.ts";
 export { isLoopbackHost } from "./src/loopback-host.ts";
 export {
   type HealthReport,

@@ -30,6 +30,13 @@ export const QUEUE_CONSUMER_ERROR_CODES = [
    * path. Not retried: the consumer stops, nothing of the batch committed (Kafka still has its records).
    */
   "QUEUE_CONSUMER_SPOOL_FAILED",
+  /**
+   * `rebuild-index` could not list the bucket or read an object version (`subject`: the prefix or key); a run
+   * stopped by it is resumed by running it again (the versions indexed are skipped).
+   */
+  "QUEUE_CONSUMER_REBUILD_READ_FAILED",
+  /** `rebuild-index` was given a bad argument; `subject` is its name. */
+  "QUEUE_CONSUMER_REBUILD_ARGUMENT_INVALID",
   /** The metrics and health listener could not be started; `subject` is the address. */
   "QUEUE_CONSUMER_METRICS_LISTEN_FAILED",
 ] as const;

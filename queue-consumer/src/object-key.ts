@@ -20,3 +20,33 @@ export function objectKey(parts: {
   const suffix = parts.gzip ? ".jsonl.gz" : ".jsonl";
   return `${parts.prefix}v1/${parts.topic}/dt=${day}/hour=${hour}/partition=${partition}/${offset}${suffix}`;
 }
+
+/** What a batch object's key says (`objectKey`'s parts, its day and hour as written). */
+export interface ObjectKeyParts {
+  topic: string;
+  /** `YYYY-MM-DD` and `HH` of the batch's first record's Kafka timestamp (UTC). */
+  day: string;
+  hour: string;
+  partition: number;
+  firstOffset: bigint;
+  gzip: boolean;
+}
+
+const KEY_LAYOUT = /^v1\/([^/]+)\/dt=(\d{4}-\d{2}-\d{2})\/hour=(\d{2})\/partition=(\d{3,})\/(\d{20})\.jsonl(\.gz)?$/;
+
+/** The parts of a key `objectKey` made under `prefix`; undefined for any other key (not a batch object). */
+export function parseObjectKey(key: string, prefix: string): ObjectKeyParts | undefined {
+  if (!key.startsWith(prefix)) return undefined;
+  const match = KEY_LAYOUT.exec(key.slice(prefix.length));
+  if (!match) return undefined;
+  const [, topic, day, hour, partition, offset, gz] = match as unknown as [
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string?,
+  ];
+  return { topic, day, hour, partition: Number(partition), firstOffset: BigInt(offset), gzip: gz !== undefined };
+}

@@ -38,3 +38,20 @@ function sendUnsignedPayload(client: S3Client): void {
     { step: "build", name: "svcUnsignedPayload" },
   );
 }
+
+/**
+ * The client `rebuild-index` reads objects with: the writer's, but with the SDK's own retries (a read can be sent
+ * again), and a GET's checksum checked only when asked (`ChecksumMode`): `fetch` decodes a gzip object's body, so the
+ * stored bytes' CRC-32 cannot be checked on it (gunzip's own CRC-32 covers those).
+ */
+export function readerS3Client(settings: S3Settings): S3Client {
+  return new S3Client({
+    endpoint: settings.endpoint,
+    region: settings.region,
+    credentials: settings.credentials,
+    forcePathStyle: settings.forcePathStyle,
+    maxAttempts: 3,
+    responseChecksumValidation: "WHEN_REQUIRED",
+    requestHandler: new FetchHttpHandler(),
+  });
+}
