@@ -160,6 +160,7 @@ export async function startAgent(config: AgentConfig, options: StartAgentOptions
         ino: batch.file.ino,
         offset: batch.end,
         fingerprint: batch.file.fingerprint(batch.end),
+        mtimeMs: batch.file.openedMtimeMs,
       });
       wakeup.wake();
     },

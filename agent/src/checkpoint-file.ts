@@ -13,6 +13,8 @@ export const CheckpointSchema = Type.Object(
     ino: Type.Integer({ minimum: 0 }),
     offset: Type.Integer({ minimum: 0 }),
     fingerprint: Type.Object({ length: Type.Integer({ minimum: 0 }), sha256: Type.String() }),
+    /** The file's last-write time when the agent opened it (absent in checkpoints written before 2026-11-29). */
+    mtimeMs: Type.Optional(Type.Number({ minimum: 0 })),
   },
   { additionalProperties: false },
 );
@@ -24,6 +26,7 @@ export interface Checkpoint {
   ino: number;
   offset: number;
   fingerprint: { length: number; sha256: string };
+  mtimeMs?: number;
 }
 
 /** The checkpoint at `path`, or undefined when there is none yet; throws AGENT_CHECKPOINT_UNREADABLE. */

@@ -132,38 +132,83 @@ function scannedRecord(bytes: Buffer): ClassifiedLine | undefined {
 export const REDACTED = "[redacted]";
 
 type JsonObject = Record<string, unknown>;
-const isObject = (value: unknown): value is JsonObject =>
-  typeof value === "object" && value !== null && !Array.isArray(value);
 
-/** `object` with the values of its secret-like names replaced (their paths added to `fields`); itself when none. */
-function redactNames(object: JsonObject, path: string, fields: string[]): JsonObject {
-  let copy: JsonObject | undefined;
-  for (const name of Object.keys(object)) {
-    if (!sensitive(name)) continue;
-    copy ??= { ...object };
-    copy[name] = REDACTED;
-    fields.push(`${path}${name}`);
+/** Nesting at which a dead letter's value is replaced whole (a secret may hide deeper; the stack stays small). */
+const REDACT_DEPTH = 32;
+
+/**
+ * `value` with the value under every secret-like name replaced, at any depth, in objects and arrays (the paths
+ * replaced added to `fields`: `/attributes/password`, `/attributes/ctx/0/token`); itself when there is none.
+ */
+function redactValue(value: unknown, path: string, fields: string[], depth: number): unknown {
+  if (typeof value !== "object" || value === null) return value;
+  if (depth >= REDACT_DEPTH) {
+    fields.push(`${path}…`);
+    return REDACTED;
   }
-  return copy ?? object;
+  if (Array.isArray(value)) {
+    let copy: unknown[] | undefined;
+    value.forEach((item, index) => {
+      const clean = redactValue(item, `${path}${index}/`, fields, depth + 1);
+      if (clean === item) return;
+      copy ??= [...value];
+      copy[index] = clean;
+    });
+    return copy ?? value;
+  }
+  let copy: JsonObject | undefined;
+  for (const name of Object.keys(value)) {
+    const item = (value as JsonObject)[name];
+    let clean: unknown;
+    if (sensitive(name)) {
+      clean = REDACTED;
+      fields.push(`${path}${name}`);
+    } else {
+      clean = redactValue(item, `${path}${name}/`, fields, depth + 1);
+    }
+    if (clean === item) continue;
+    copy ??= { ...(value as JsonObject) };
+    copy[name] = clean;
+  }
+  return copy ?? value;
+}
+
+/** A JSON object key in raw text: a string (escapes whole) followed by a colon. */
+const RAW_KEY = /"((?:[^"\\\n]|\\.)*)"\s*:/g;
+
+/**
+ * The secret-like names among the keys written in `text`, the parse aside: `JSON.parse` keeps the last of a repeated
+ * key, so `{"attributes":{"password":"s"},"attributes":{}}` parses to a record with no secret while its bytes hold one.
+ */
+function sensitiveKeysIn(text: string): string[] {
+  const names = new Set<string>();
+  for (const match of text.matchAll(RAW_KEY)) {
+    let name: string;
+    try {
+      name = JSON.parse(`"${match[1]}"`) as string;
+    } catch {
+      continue;
+    }
+    if (sensitive(name)) names.add(name);
+  }
+  return [...names];
 }
 
 /**
- * The dead letter of a line that parsed but is no valid record. The dead-letter topic keeps no secret either: a value
- * under a name that may hold one (a field, or an attribute) is replaced in the copy it gets (the source file still
- * has the line as written, at the `offset` header).
+ * The dead letter of a line that parsed but is no valid record (or hides a secret under a repeated key). The
+ * dead-letter topic keeps no secret either: when the line names a field that may hold one, at any depth, it is sent
+ * re-serialized from its parse with each such value replaced (a repeated key's hidden value is not in the parse at
+ * all); the source file still has the line as written, at the `offset` header.
  */
-function invalidRecord(value: unknown, error: string): ClassifiedLine {
+function invalidRecord(value: unknown, text: string, error: string): ClassifiedLine {
   const verdict = { kind: "dead-letter", reason: "invalid-record", error } as const;
-  if (!isObject(value)) return verdict;
   const fields: string[] = [];
-  let record = redactNames(value, "/", fields);
-  const attributes = record.attributes;
-  if (isObject(attributes)) {
-    const clean = redactNames(attributes, "/attributes/", fields);
-    if (clean !== attributes) record = { ...record, attributes: clean };
+  const clean = redactValue(value, "/", fields, 0);
+  for (const name of sensitiveKeysIn(text)) {
+    if (!fields.some((field) => field.endsWith(`/${name}`))) fields.push(`(repeated key) ${name}`);
   }
   if (fields.length === 0) return verdict;
-  return { ...verdict, redacted: { value: Buffer.from(JSON.stringify(record)), fields } };
+  return { ...verdict, redacted: { value: Buffer.from(JSON.stringify(clean)), fields } };
 }
 
 /** The tenant a record is keyed by: the verified `tenant_id`, else `claimed_tenant_id`, else none. */
@@ -204,8 +249,13 @@ export function classifyBytes(bytes: Buffer, tooLarge: boolean): ClassifiedLine 
     try {
       record = validateRecord(value);
     } catch (cause) {
-      return invalidRecord(value, (cause as Error).message);
+      return invalidRecord(value, text, (cause as Error).message);
     }
+  }
+  const hidden = sensitiveKeysIn(text);
+  if (hidden.length > 0) {
+    // Valid as parsed, but a repeated key hid a secret-like field: its bytes must not be shipped.
+    return invalidRecord(value, text, `a repeated key hides ${hidden.join(", ")}, which may hold sensitive plaintext`);
   }
   return keyOf(tenantKey(record))?.record ?? UNKEYED;
 }

@@ -21,12 +21,18 @@ export class SourceFile {
   readonly path: string;
   readonly dev: number;
   readonly ino: number;
+  /**
+   * The file's last-write time when it was opened (ms; 0 for stdin): every generation rotated away after this one
+   * was last written no earlier (a checkpoint keeps it, for a restart that finds the file gone).
+   */
+  readonly openedMtimeMs: number;
   #head: Buffer;
 
-  constructor(path: string, dev: number, ino: number, head: Buffer = Buffer.alloc(0)) {
+  constructor(path: string, dev: number, ino: number, head: Buffer = Buffer.alloc(0), openedMtimeMs = 0) {
     this.path = path;
     this.dev = dev;
     this.ino = ino;
+    this.openedMtimeMs = openedMtimeMs;
     this.#head = head.subarray(0, FINGERPRINT_BYTES);
   }
 

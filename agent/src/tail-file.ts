@@ -6,7 +6,7 @@ import type { Checkpoint } from "./checkpoint-file.ts";
 import { AgentError } from "./errors.ts";
 import type { LineSource, SourceEvent } from "./line-source.ts";
 import type { ReadBuffers } from "./read-buffers.ts";
-import { nextGeneration } from "./rotated-generation.ts";
+import { hasFingerprint, nextGeneration, startsWith } from "./rotated-generation.ts";
 import { FINGERPRINT_BYTES, fingerprintOf, SourceFile } from "./source-file.ts";
 
 interface OpenFile {
@@ -74,7 +74,7 @@ async function openAt(path: string, position: number, name = path): Promise<Open
   const info = await handle.stat();
   const head = Buffer.alloc(Math.min(position, FINGERPRINT_BYTES));
   if (head.length > 0) await handle.read(head, 0, head.length, 0);
-  return { handle, file: new SourceFile(name, info.dev, info.ino, head), position };
+  return { handle, file: new SourceFile(name, info.dev, info.ino, head, info.mtimeMs), position };
 }
 
 /** Whether the file at `path` is the checkpoint's file: same device and inode, same leading bytes, long enough. */
@@ -118,8 +118,26 @@ async function resumeFrom(
       return openAt(candidate, checkpoint.offset, path);
     }
   }
+  const { dev, ino, offset, mtimeMs } = checkpoint;
+  const atPath = await stat(path).catch(() => undefined);
+  // The file is gone (deleted, or compressed by the rotation): the generations rotated away after it are read before
+  // the path. Not when the path is still its inode (truncated: copytruncate's copies hold what was read already).
+  // A checkpoint written before the file's time was kept (no `mtimeMs`) bounds nothing: the path, as before.
+  const truncated = atPath !== undefined && atPath.dev === dev && atPath.ino === ino;
+  if (!truncated && mtimeMs !== undefined) {
+    const generation = await nextGeneration(path, { dev, ino, mtimeMs }, (candidate) =>
+      hasFingerprint(candidate, checkpoint.fingerprint),
+    );
+    if (generation) {
+      log.warn(
+        { checkpoint: { dev, ino, offset }, file: generation },
+        "the checkpoint's file is gone (its unread rest is lost); reading the generations rotated after it first",
+      );
+      return openAt(generation, 0, path);
+    }
+  }
   log.warn(
-    { checkpoint: { dev: checkpoint.dev, ino: checkpoint.ino, offset: checkpoint.offset } },
+    { checkpoint: { dev, ino, offset } },
     "the checkpoint's file is gone (or was truncated); starting at the beginning of the path",
   );
   return openAt(path, 0);
@@ -259,7 +277,7 @@ export class TailFile implements LineSource {
         return { kind: "copied", from: current.file, to: opened.file, copy, position: lostFrom };
       }
     }
-    current.file = new SourceFile(this.name, own.dev, own.ino);
+    current.file = new SourceFile(this.name, own.dev, own.ino, undefined, own.mtimeMs);
     current.position = 0;
     this.#rotatedSince = undefined;
     return { kind: "truncated", file: current.file, lostFrom };
@@ -298,7 +316,9 @@ export class TailFile implements LineSource {
     const generation =
       reason === "copytruncate"
         ? undefined
-        : await nextGeneration(this.name, await current.handle.stat(), current.file.head(current.position));
+        : await nextGeneration(this.name, await current.handle.stat(), (candidate) =>
+            startsWith(candidate, current.file.head(current.position)),
+          );
     const next = generation ? await openAt(generation, 0, this.name) : await openAt(this.name, 0);
     if (!next) return { kind: "idle" };
     await current.handle.close();

@@ -99,7 +99,11 @@ describe("dead letters keep no secret", () => {
     const verdict = classify(Buffer.from(line));
     expect(verdict).toMatchObject({ kind: "dead-letter", reason: "invalid-record" });
     if (verdict.kind !== "dead-letter") throw new Error("not dead-lettered");
-    expect(verdict.redacted?.fields).toEqual(["/password", "/attributes/api_key", "/attributes/privateKey"]);
+    expect([...(verdict.redacted?.fields ?? [])].sort()).toEqual([
+      "/attributes/api_key",
+      "/attributes/privateKey",
+      "/password",
+    ]);
     const sent = verdict.redacted?.value.toString() ?? "";
     for (const secret of ["top-level-secret", "attr-secret-1", "attr-secret-2"]) expect(sent).not.toContain(secret);
     expect(JSON.parse(sent)).toEqual({
@@ -108,6 +112,44 @@ describe("dead letters keep no secret", () => {
       attributes: { note: "kept", api_key: REDACTED, privateKey: REDACTED },
     });
     expect(verdict.error).not.toContain("secret-");
+  });
+
+  test("at any depth, in objects and arrays; a nesting too deep to follow is replaced whole", () => {
+    let deep: unknown = { password: "deep-secret" };
+    for (let level = 0; level < 40; level += 1) deep = { next: deep };
+    const line = JSON.stringify({
+      ...base(),
+      attributes: { ctx: { token: "nested-secret" } },
+      actor: [{ name: "a", api_key: "array-secret" }],
+      deep,
+    });
+    const verdict = classify(Buffer.from(line));
+    if (verdict.kind !== "dead-letter") throw new Error("not dead-lettered");
+    const sent = verdict.redacted?.value.toString() ?? "";
+    for (const secret of ["nested-secret", "array-secret", "deep-secret"]) expect(sent).not.toContain(secret);
+    expect(verdict.redacted?.fields).toContain("/attributes/ctx/token");
+    expect(verdict.redacted?.fields).toContain("/actor/0/api_key");
+    expect(JSON.parse(sent).attributes).toEqual({ ctx: { token: REDACTED } });
+    expect(JSON.parse(sent).actor).toEqual([{ name: "a", api_key: REDACTED }]);
+  });
+
+  test("a valid record whose repeated key hides a secret's field is dead-lettered, without the hidden value", () => {
+    const record = base();
+    const valid = JSON.stringify(record);
+    // JSON.parse keeps the last "attributes": the parse is a valid record, the bytes hold a password.
+    const line = `${valid.slice(0, -1)},"attributes":${JSON.stringify(record.attributes)}}`.replace(
+      '"attributes":',
+      '"attributes":{"pass\\u0077ord":"hidden-secret"},"attributes":',
+    );
+    expect(parseRecordLine(line).attributes).toEqual(record.attributes);
+    expect(line).toContain("hidden-secret");
+    const verdict = classify(Buffer.from(line));
+    expect(verdict).toMatchObject({ kind: "dead-letter", reason: "invalid-record" });
+    if (verdict.kind !== "dead-letter") throw new Error("not dead-lettered");
+    expect(verdict.error).toContain("password");
+    expect(verdict.redacted?.fields).toEqual(["(repeated key) password"]);
+    expect(verdict.redacted?.value.toString()).not.toContain("hidden-secret");
+    expect(JSON.parse(verdict.redacted?.value.toString() ?? "")).toEqual(record);
   });
 
   test("an invalid record without such a name, and a line that is no JSON object, are sent as they are", () => {

@@ -4,6 +4,7 @@ import {
   copyFileSync,
   readFileSync,
   renameSync,
+  rmSync,
   statSync,
   truncateSync,
   utimesSync,
@@ -171,6 +172,9 @@ test("two rotations while the reader is behind: the generation rotated away betw
     const first = await tail.next(line("f", 0).length * 10);
     const readSoFar = first.kind === "data" ? first.bytes.toString() : "";
     rotateTwice(path);
+    // The names decide, not the times: a late write to the file being read (now .2) after .1 was last written.
+    const later = new Date(Date.now() + 60_000);
+    utimesSync(`${path}.2`, later, later);
     const switches: SourceEvent[] = [];
     const { text } = await readUntil(tail, (event) => {
       if (event.kind === "switched") switches.push(event);
@@ -240,6 +244,80 @@ test("rotated generations: equal times are each read once, in name order; older,
     utimesSync(`${path}-20261101`, old, old);
     const { text } = await readUntil(tail, (event) => event.kind === "idle");
     expect(readSoFar + text).toBe(lines("f", 0, 20) + lines("g", 0, 10) + lines("k", 0, 10) + lines("h", 0, 10));
+  } finally {
+    await tail.close();
+  }
+});
+
+/** A checkpoint at `offset` of the file now at `path` (its time as the agent records it when it opens the file). */
+function checkpointOf(path: string, offset: number): Checkpoint {
+  const info = statSync(path);
+  const head = readFileSync(path).subarray(0, Math.min(offset, FINGERPRINT_BYTES));
+  return {
+    version: 1,
+    path,
+    dev: info.dev,
+    ino: info.ino,
+    offset,
+    fingerprint: fingerprintOf(head),
+    mtimeMs: info.mtimeMs,
+  };
+}
+
+test("a restart after two rotations with the checkpoint's file compressed (compress + delaycompress): the generation at .1, then the path", async () => {
+  const dir = await tempDir("agent-tail-compressed");
+  dirs.push(dir);
+  const path = join(dir.path, "audit.jsonl");
+  writeFileSync(`${path}.3.gz`, "\x1f\x8b older, compressed\n");
+  writeFileSync(path, lines("f", 0, 100));
+  const checkpoint = checkpointOf(path, line("f", 0).length * 10);
+  rotateTwice(path);
+  // logrotate compresses the generation that reached .2 (delaycompress left .1 as it is).
+  writeFileSync(`${path}.2.gz`, Bun.gzipSync(readFileSync(`${path}.2`)));
+  rmSync(`${path}.2`);
+  const warnings: string[] = [];
+  const log = pino({ level: "warn" }, { write: (entry: string) => warnings.push(entry) });
+  const tail = await TailFile.open(path, checkpoint, { ...plainOptions(), log });
+  try {
+    const { text } = await readUntil(tail, (event) => event.kind === "idle");
+    // The checkpoint file's unread rest went into the .gz: lost to the agent, and said so.
+    expect(text).toBe(lines("g", 0, 40) + lines("h", 0, 30));
+    expect(warnings.some((entry) => entry.includes("reading the generations rotated after it first"))).toBe(true);
+  } finally {
+    await tail.close();
+  }
+});
+
+test("a restart after copytruncate (the path still the checkpoint's inode): the path from its start, the copy not read", async () => {
+  const dir = await tempDir("agent-tail-restart-copytruncate");
+  dirs.push(dir);
+  const path = join(dir.path, "audit.jsonl");
+  writeFileSync(path, lines("f", 0, 100));
+  const checkpoint = checkpointOf(path, line("f", 0).length * 100);
+  copyFileSync(path, `${path}.1`);
+  truncateSync(path, 0);
+  appendFileSync(path, lines("n", 0, 20));
+  const tail = await TailFile.open(path, checkpoint, plainOptions());
+  try {
+    const { text } = await readUntil(tail, (event) => event.kind === "idle");
+    expect(text).toBe(lines("n", 0, 20));
+  } finally {
+    await tail.close();
+  }
+});
+
+test("a checkpoint without the file's time (written before it was kept) and its file gone: the path from its start", async () => {
+  const dir = await tempDir("agent-tail-old-checkpoint");
+  dirs.push(dir);
+  const path = join(dir.path, "audit.jsonl");
+  writeFileSync(path, lines("f", 0, 100));
+  const { mtimeMs: _, ...checkpoint } = checkpointOf(path, line("f", 0).length * 10);
+  rotateTwice(path);
+  rmSync(`${path}.2`);
+  const tail = await TailFile.open(path, checkpoint, plainOptions());
+  try {
+    const { text } = await readUntil(tail, (event) => event.kind === "idle");
+    expect(text).toBe(lines("h", 0, 30));
   } finally {
     await tail.close();
   }

@@ -4,7 +4,7 @@ import { Presets, SingleBar } from "cli-progress";
 import { Command } from "commander";
 import { parseQueueConsumerConfig } from "./config.ts";
 import { ensureIndexSchema } from "./index-schema.ts";
-import { rebuildIndex } from "./rebuild-index.ts";
+import { listPrefixes, rebuildIndex } from "./rebuild-index.ts";
 import { readerS3Client } from "./s3-client.ts";
 
 // Wiring only: arguments, the writer's settings (its environment: bucket, key prefix, topic, S3, index schema; Kafka
@@ -30,6 +30,13 @@ try {
 } catch (error) {
   fail(error);
 }
+const target = { keyPrefix: config.keyPrefix, topic: config.topic, fromDay: options.from, toDay: options.to };
+try {
+  // The days are checked before anything is touched (the schema would be created first).
+  listPrefixes(target);
+} catch (error) {
+  fail(error);
+}
 const sql = new SQL({ url: config.pgUrl, max: 2 });
 const s3 = readerS3Client(config.s3);
 const bar = process.stderr.isTTY
@@ -47,12 +54,9 @@ try {
   const summary = await rebuildIndex({
     s3,
     sql,
+    ...target,
     bucket: config.bucket,
-    keyPrefix: config.keyPrefix,
-    topic: config.topic,
     schema: config.indexSchema,
-    fromDay: options.from,
-    toDay: options.to,
     onProgress: (so) =>
       bar?.update(so.versions, { indexed: so.indexed, events: so.eventsInserted, skipped: so.alreadyIndexed }),
   });

@@ -47,8 +47,11 @@ const DAY = /^\d{4}-\d{2}-\d{2}$/;
 const FOREIGN_KEYS_SHOWN = 20;
 const DAY_MS = 86_400_000;
 
-/** The `dt=` prefixes to list: one per day from `from` to `to`, or the topic's whole prefix. */
-function listPrefixes(target: RebuildTarget): string[] {
+/**
+ * The `dt=` prefixes to list: one per day from `fromDay` to `toDay`, or the topic's whole prefix when neither is
+ * given. Throws `QUEUE_CONSUMER_REBUILD_ARGUMENT_INVALID` (the command checks before it touches the database).
+ */
+export function listPrefixes(target: Pick<RebuildTarget, "keyPrefix" | "topic" | "fromDay" | "toDay">): string[] {
   const topicPrefix = `${target.keyPrefix}v1/${target.topic}/`;
   if (target.fromDay === undefined && target.toDay === undefined) return [topicPrefix];
   for (const [name, day] of [
@@ -122,10 +125,28 @@ async function* versionsUnder(target: RebuildTarget, prefix: string, summary: Re
 }
 
 async function isIndexed(target: RebuildTarget, version: Version): Promise<boolean> {
-  const rows = await target.sql`
-    SELECT 1 FROM ${target.sql(`${target.schema}.objects`)}
-    WHERE bucket = ${target.bucket} AND key = ${version.key} AND version_id = ${version.versionId}`;
-  return rows.length > 0;
+  try {
+    const rows = await target.sql`
+      SELECT 1 FROM ${target.sql(`${target.schema}.objects`)}
+      WHERE bucket = ${target.bucket} AND key = ${version.key} AND version_id = ${version.versionId}`;
+    return rows.length > 0;
+  } catch (cause) {
+    throw new QueueConsumerError(
+      "QUEUE_CONSUMER_INDEX_FAILED",
+      `cannot look ${version.key} up in the index: ${(cause as Error).message}`,
+      { subject: version.key, canRetry: true, cause },
+    );
+  }
+}
+
+/** An offset from the object's metadata (`first-offset`, `last-offset`), or `fallback` when it has none. */
+function metadataOffset(version: Version, meta: Record<string, string>, name: string, fallback: bigint): bigint {
+  const text = meta[name];
+  if (text === undefined) return fallback;
+  if (!/^\d{1,19}$/.test(text)) {
+    throw readFailed(version.key, "bad metadata of", new Error(`${name} is ${JSON.stringify(text)}, not an offset`));
+  }
+  return BigInt(text);
 }
 
 /** The version's JSONL as a closed batch (what the writer had when it wrote it), and the object as written. */
@@ -169,10 +190,9 @@ async function readVersion(
   }
   body.finish();
   const meta = answer.Metadata ?? {};
-  const firstOffset = meta["first-offset"] !== undefined ? BigInt(meta["first-offset"]) : version.parts.firstOffset;
+  const firstOffset = metadataOffset(version, meta, "first-offset", version.parts.firstOffset);
   const records = lengths.length;
-  const lastOffset =
-    meta["last-offset"] !== undefined ? BigInt(meta["last-offset"]) : firstOffset + BigInt(Math.max(0, records - 1));
+  const lastOffset = metadataOffset(version, meta, "last-offset", firstOffset + BigInt(Math.max(0, records - 1)));
   const batch: ClosedBatch = {
     topic: version.parts.topic,
     partition: version.parts.partition,

@@ -96,7 +96,8 @@ async function contents(schema: string) {
     SELECT p.tenant_id, p.principal_id, u.time::text, u.id
     FROM ${t("principal_events")} p, unnest(p.times, p.ids) AS u(time, id) ORDER BY 1, 2, 3, 4`;
   const objects = await sql`
-    SELECT key, version_id, topic, partition, first_offset::text, last_offset::text, records, bytes::int
+    SELECT key, version_id, topic, partition, first_offset::text, last_offset::text, records, bytes::int,
+           min_time::text, max_time::text
     FROM ${t("objects")} ORDER BY key, first_offset, last_offset`;
   const marks = await sql`SELECT topic, partition, indexed_through::text FROM ${t("marks")} ORDER BY 1, 2`;
   return { events, counts, hours, postings, objects, marks };
@@ -174,6 +175,43 @@ describe("rebuildIndex (real MinIO and PostgreSQL)", () => {
     }
   });
 
+  test("an object whose offsets metadata is not a number: QUEUE_CONSUMER_REBUILD_READ_FAILED naming its key", async () => {
+    const prefix = `${names.keyPrefix}bad-meta/`;
+    const key = `${prefix}v1/${names.topic}/dt=${DAY_1}/hour=10/partition=009/00000000000000000001.jsonl`;
+    await s3.send(
+      new PutObjectCommand({
+        Bucket: "svc-audit",
+        Key: key,
+        Body: `${recordLine("rb-bad-meta", "tenant-0")}\n`,
+        Metadata: { "first-offset": "one", "last-offset": "1", records: "1" },
+        ChecksumAlgorithm: "CRC32",
+      }),
+    );
+    const schema = schemaName("bad_meta");
+    await ensureIndexSchema(sql, schema);
+    const target = { s3: reader, sql, bucket: "svc-audit", keyPrefix: prefix, topic: names.topic, schema };
+    const error = await rejectionOf(rebuildIndex(target), QueueConsumerError);
+    expect({ code: error.code, subject: error.subject }).toEqual({
+      code: "QUEUE_CONSUMER_REBUILD_READ_FAILED",
+      subject: key,
+    });
+    expect(error.message).toContain("first-offset");
+  });
+
+  test("an index that cannot be read (no such schema): QUEUE_CONSUMER_INDEX_FAILED naming the object", async () => {
+    const target = {
+      s3: reader,
+      sql,
+      bucket: "svc-audit",
+      keyPrefix: names.keyPrefix,
+      topic: names.topic,
+      schema: `${names.schema}_never_created`,
+    };
+    const error = await rejectionOf(rebuildIndex(target), QueueConsumerError);
+    expect(error.code).toBe("QUEUE_CONSUMER_INDEX_FAILED");
+    expect(error.subject).toStartWith(`${names.keyPrefix}v1/${names.topic}/`);
+  });
+
   test("S3 not answering: QUEUE_CONSUMER_REBUILD_READ_FAILED naming the prefix", async () => {
     const nowhere = new S3Client({
       endpoint: "http://127.0.0.1:1",
@@ -232,6 +270,9 @@ describe("bun run audit:rebuild-index", () => {
     const badDay = await run(env, ["--from", DAY_1]);
     expect(badDay.code).toBe(2);
     expect(badDay.stderr).toContain("QUEUE_CONSUMER_REBUILD_ARGUMENT_INVALID: --to");
+    // Refused before anything was touched: the schema was not created.
+    const created = await sql`SELECT 1 FROM pg_namespace WHERE nspname = ${env.SVC_AUDIT_INDEX_SCHEMA ?? ""}`;
+    expect(created.length).toBe(0);
     const unknown = await run(env, ["--everything"]);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain("--everything");
