@@ -43,10 +43,25 @@ async function readUntil(
   throw new Error(`no awaited event in 1,000 reads; read so far: ${JSON.stringify(text.slice(-200))}`);
 }
 
-test("copytruncate refilled past the read position between two reads: the rest comes from the copy, nothing of the new file is taken for it", async () => {
-  const dir = await tempDir("agent-tail-file");
+/** `<a fresh temporary directory>/audit.jsonl` (the directory is removed after the test). */
+async function sourcePath(purpose: string): Promise<string> {
+  const dir = await tempDir(purpose);
   dirs.push(dir);
-  const path = join(dir.path, "audit.jsonl");
+  return join(dir.path, "audit.jsonl");
+}
+
+/** Opens a tail of `path` (resuming at `checkpoint`), reads until it is idle and closes it: the text read. */
+async function readToIdle(path: string, checkpoint: Checkpoint | undefined, options = plainOptions()): Promise<string> {
+  const tail = await TailFile.open(path, checkpoint, options);
+  try {
+    return (await readUntil(tail, (event) => event.kind === "idle")).text;
+  } finally {
+    await tail.close();
+  }
+}
+
+test("copytruncate refilled past the read position between two reads: the rest comes from the copy, nothing of the new file is taken for it", async () => {
+  const path = await sourcePath("agent-tail-file");
   writeFileSync(path, lines("old", 0, 100));
   // Read again at once, before the file's end: only the check after each read can notice the truncation.
   const tail = await TailFile.open(path, undefined, {
@@ -162,10 +177,23 @@ function rotateTwice(path: string): void {
   writeFileSync(path, lines("h", 0, 30));
 }
 
+/** A checkpoint at `offset` of the file now at `path` (its time as the agent records it when it opens the file). */
+function checkpointOf(path: string, offset: number): Checkpoint {
+  const info = statSync(path);
+  const head = readFileSync(path).subarray(0, Math.min(offset, FINGERPRINT_BYTES));
+  return {
+    version: 1,
+    path,
+    dev: info.dev,
+    ino: info.ino,
+    offset,
+    fingerprint: fingerprintOf(head),
+    mtimeMs: info.mtimeMs,
+  };
+}
+
 test("two rotations while the reader is behind: the generation rotated away between them is read before the path", async () => {
-  const dir = await tempDir("agent-tail-two-rotations");
-  dirs.push(dir);
-  const path = join(dir.path, "audit.jsonl");
+  const path = await sourcePath("agent-tail-two-rotations");
   writeFileSync(path, lines("f", 0, 100));
   const tail = await TailFile.open(path, undefined, plainOptions());
   try {
@@ -188,38 +216,19 @@ test("two rotations while the reader is behind: the generation rotated away betw
 });
 
 test("a restart after two rotations: the checkpoint's file (now .2), then the generation at .1, then the path", async () => {
-  const dir = await tempDir("agent-tail-restart-rotations");
-  dirs.push(dir);
-  const path = join(dir.path, "audit.jsonl");
+  const path = await sourcePath("agent-tail-restart-rotations");
   writeFileSync(path, lines("f", 0, 100));
-  const offset = line("f", 0).length * 10;
-  const info = statSync(path);
-  const head = readFileSync(path).subarray(0, Math.min(offset, FINGERPRINT_BYTES));
-  const checkpoint: Checkpoint = {
-    version: 1,
-    path,
-    dev: info.dev,
-    ino: info.ino,
-    offset,
-    fingerprint: fingerprintOf(head),
-  };
+  const checkpoint = checkpointOf(path, line("f", 0).length * 10);
   rotateTwice(path);
   // Both rotated generations with one time (a coarse clock): the numbers order them, `.2` before `.1`.
   const same = new Date();
   for (const name of [".1", ".2"]) utimesSync(`${path}${name}`, same, same);
-  const tail = await TailFile.open(path, checkpoint, plainOptions());
-  try {
-    const { text } = await readUntil(tail, (event) => event.kind === "idle");
-    expect(text).toBe(lines("f", 10, 90) + lines("g", 0, 40) + lines("h", 0, 30));
-  } finally {
-    await tail.close();
-  }
+  const text = await readToIdle(path, checkpoint);
+  expect(text).toBe(lines("f", 10, 90) + lines("g", 0, 40) + lines("h", 0, 30));
 });
 
 test("rotated generations: equal times are each read once, in name order; older, compressed and other files are not read", async () => {
-  const dir = await tempDir("agent-tail-generations");
-  dirs.push(dir);
-  const path = join(dir.path, "audit.jsonl");
+  const path = await sourcePath("agent-tail-generations");
   writeFileSync(`${path}-20261101`, lines("older", 0, 5));
   writeFileSync(path, lines("f", 0, 20));
   const tail = await TailFile.open(path, undefined, plainOptions());
@@ -249,25 +258,8 @@ test("rotated generations: equal times are each read once, in name order; older,
   }
 });
 
-/** A checkpoint at `offset` of the file now at `path` (its time as the agent records it when it opens the file). */
-function checkpointOf(path: string, offset: number): Checkpoint {
-  const info = statSync(path);
-  const head = readFileSync(path).subarray(0, Math.min(offset, FINGERPRINT_BYTES));
-  return {
-    version: 1,
-    path,
-    dev: info.dev,
-    ino: info.ino,
-    offset,
-    fingerprint: fingerprintOf(head),
-    mtimeMs: info.mtimeMs,
-  };
-}
-
 test("a restart after two rotations with the checkpoint's file compressed (compress + delaycompress): the generation at .1, then the path", async () => {
-  const dir = await tempDir("agent-tail-compressed");
-  dirs.push(dir);
-  const path = join(dir.path, "audit.jsonl");
+  const path = await sourcePath("agent-tail-compressed");
   writeFileSync(`${path}.3.gz`, "\x1f\x8b older, compressed\n");
   writeFileSync(path, lines("f", 0, 100));
   const checkpoint = checkpointOf(path, line("f", 0).length * 10);
@@ -277,48 +269,29 @@ test("a restart after two rotations with the checkpoint's file compressed (compr
   rmSync(`${path}.2`);
   const warnings: string[] = [];
   const log = pino({ level: "warn" }, { write: (entry: string) => warnings.push(entry) });
-  const tail = await TailFile.open(path, checkpoint, { ...plainOptions(), log });
-  try {
-    const { text } = await readUntil(tail, (event) => event.kind === "idle");
-    // The checkpoint file's unread rest went into the .gz: lost to the agent, and said so.
-    expect(text).toBe(lines("g", 0, 40) + lines("h", 0, 30));
-    expect(warnings.some((entry) => entry.includes("reading the generations rotated after it first"))).toBe(true);
-  } finally {
-    await tail.close();
-  }
+  const text = await readToIdle(path, checkpoint, { ...plainOptions(), log });
+  // The checkpoint file's unread rest went into the .gz: lost to the agent, and said so.
+  expect(text).toBe(lines("g", 0, 40) + lines("h", 0, 30));
+  expect(warnings.some((entry) => entry.includes("reading the generations rotated after it first"))).toBe(true);
 });
 
 test("a restart after copytruncate (the path still the checkpoint's inode): the path from its start, the copy not read", async () => {
-  const dir = await tempDir("agent-tail-restart-copytruncate");
-  dirs.push(dir);
-  const path = join(dir.path, "audit.jsonl");
+  const path = await sourcePath("agent-tail-restart-copytruncate");
   writeFileSync(path, lines("f", 0, 100));
   const checkpoint = checkpointOf(path, line("f", 0).length * 100);
   copyFileSync(path, `${path}.1`);
   truncateSync(path, 0);
   appendFileSync(path, lines("n", 0, 20));
-  const tail = await TailFile.open(path, checkpoint, plainOptions());
-  try {
-    const { text } = await readUntil(tail, (event) => event.kind === "idle");
-    expect(text).toBe(lines("n", 0, 20));
-  } finally {
-    await tail.close();
-  }
+  const text = await readToIdle(path, checkpoint);
+  expect(text).toBe(lines("n", 0, 20));
 });
 
 test("a checkpoint without the file's time (written before it was kept) and its file gone: the path from its start", async () => {
-  const dir = await tempDir("agent-tail-old-checkpoint");
-  dirs.push(dir);
-  const path = join(dir.path, "audit.jsonl");
+  const path = await sourcePath("agent-tail-old-checkpoint");
   writeFileSync(path, lines("f", 0, 100));
   const { mtimeMs: _, ...checkpoint } = checkpointOf(path, line("f", 0).length * 10);
   rotateTwice(path);
   rmSync(`${path}.2`);
-  const tail = await TailFile.open(path, checkpoint, plainOptions());
-  try {
-    const { text } = await readUntil(tail, (event) => event.kind === "idle");
-    expect(text).toBe(lines("h", 0, 30));
-  } finally {
-    await tail.close();
-  }
+  const text = await readToIdle(path, checkpoint);
+  expect(text).toBe(lines("h", 0, 30));
 });

@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
+import { runCommand } from "@svc/common";
 import { rejectionOf } from "@svc/testkit";
 import { SQL } from "bun";
 import { ensureIndexSchema, PartitionBatch, putBatchObject, QueueConsumerError, writeBatchIndex } from "../index.ts";
 import { parseObjectKey } from "../src/object-key.ts";
-import { rebuildIndex } from "../src/rebuild-index.ts";
+import { type RebuildTarget, rebuildIndex } from "../src/rebuild-index.ts";
 import { readerS3Client } from "../src/s3-client.ts";
 import { consumerEnv, dropSchema, recordLine, stackAddresses, testNames, writerClient } from "./helpers.ts";
 
@@ -80,6 +81,17 @@ afterAll(async () => {
   reader.destroy();
 });
 
+/** A rebuild of this file's objects into `schema` (through the reader's client), `changes` applied. */
+const targetFor = (schema: string, changes: Partial<RebuildTarget> = {}): RebuildTarget => ({
+  s3: reader,
+  sql,
+  bucket: "svc-audit",
+  keyPrefix: names.keyPrefix,
+  topic: names.topic,
+  schema,
+  ...changes,
+});
+
 /** What the audit API reads from an index, without its surrogate keys (object ids, which a rebuild numbers anew). */
 async function contents(schema: string) {
   const t = (name: string) => sql(`${schema}.${name}`);
@@ -107,14 +119,7 @@ describe("rebuildIndex (real MinIO and PostgreSQL)", () => {
   test("an empty schema rebuilt from the objects answers as the index the writer wrote; run again, it reads nothing", async () => {
     const rebuilt = schemaName("rebuilt");
     await ensureIndexSchema(sql, rebuilt);
-    const target = {
-      s3: reader,
-      sql,
-      bucket: "svc-audit",
-      keyPrefix: names.keyPrefix,
-      topic: names.topic,
-      schema: rebuilt,
-    };
+    const target = targetFor(rebuilt);
     const progress: number[] = [];
     const summary = await rebuildIndex({ ...target, onProgress: (so) => progress.push(so.versions) });
     expect(summary).toMatchObject({
@@ -149,14 +154,7 @@ describe("rebuildIndex (real MinIO and PostgreSQL)", () => {
   test("--from/--to read only those days' keys; a bad day is refused naming the argument", async () => {
     const partial = schemaName("partial");
     await ensureIndexSchema(sql, partial);
-    const target = {
-      s3: reader,
-      sql,
-      bucket: "svc-audit",
-      keyPrefix: names.keyPrefix,
-      topic: names.topic,
-      schema: partial,
-    };
+    const target = targetFor(partial);
     const summary = await rebuildIndex({ ...target, fromDay: DAY_2, toDay: DAY_2 });
     expect(summary).toMatchObject({ versions: 2, indexed: 2, eventsInserted: 90, foreign: 0 });
     const { objects } = await contents(partial);
@@ -189,7 +187,7 @@ describe("rebuildIndex (real MinIO and PostgreSQL)", () => {
     );
     const schema = schemaName("bad_meta");
     await ensureIndexSchema(sql, schema);
-    const target = { s3: reader, sql, bucket: "svc-audit", keyPrefix: prefix, topic: names.topic, schema };
+    const target = targetFor(schema, { keyPrefix: prefix });
     const error = await rejectionOf(rebuildIndex(target), QueueConsumerError);
     expect({ code: error.code, subject: error.subject }).toEqual({
       code: "QUEUE_CONSUMER_REBUILD_READ_FAILED",
@@ -199,14 +197,7 @@ describe("rebuildIndex (real MinIO and PostgreSQL)", () => {
   });
 
   test("an index that cannot be read (no such schema): QUEUE_CONSUMER_INDEX_FAILED naming the object", async () => {
-    const target = {
-      s3: reader,
-      sql,
-      bucket: "svc-audit",
-      keyPrefix: names.keyPrefix,
-      topic: names.topic,
-      schema: `${names.schema}_never_created`,
-    };
+    const target = targetFor(`${names.schema}_never_created`);
     const error = await rejectionOf(rebuildIndex(target), QueueConsumerError);
     expect(error.code).toBe("QUEUE_CONSUMER_INDEX_FAILED");
     expect(error.subject).toStartWith(`${names.keyPrefix}v1/${names.topic}/`);
@@ -223,10 +214,7 @@ describe("rebuildIndex (real MinIO and PostgreSQL)", () => {
     try {
       const schema = schemaName("nowhere");
       await ensureIndexSchema(sql, schema);
-      const error = await rejectionOf(
-        rebuildIndex({ s3: nowhere, sql, bucket: "svc-audit", keyPrefix: names.keyPrefix, topic: names.topic, schema }),
-        QueueConsumerError,
-      );
+      const error = await rejectionOf(rebuildIndex(targetFor(schema, { s3: nowhere })), QueueConsumerError);
       expect(error.code).toBe("QUEUE_CONSUMER_REBUILD_READ_FAILED");
       expect(error.subject).toBe(`s3://svc-audit/${names.keyPrefix}v1/${names.topic}/`);
     } finally {
@@ -236,19 +224,8 @@ describe("rebuildIndex (real MinIO and PostgreSQL)", () => {
 });
 
 describe("bun run audit:rebuild-index", () => {
-  const run = async (env: Record<string, string>, args: string[]) => {
-    const child = Bun.spawn([process.execPath, "run", MAIN, ...args], {
-      env: { PATH: process.env.PATH ?? "", ...env },
-      stdout: "pipe",
-      stderr: "pipe",
-    });
-    const [code, stdout, stderr] = await Promise.all([
-      child.exited,
-      new Response(child.stdout).text(),
-      new Response(child.stderr).text(),
-    ]);
-    return { code, stdout, stderr };
-  };
+  const run = (env: Record<string, string>, args: string[]) =>
+    runCommand([process.execPath, "run", MAIN, ...args], { env: { PATH: process.env.PATH ?? "", ...env } });
 
   test("with the writer's settings: creates the schema, indexes, prints the summary as JSON, exits 0", async () => {
     const schema = schemaName("cli");
