@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { readdirSync, statSync } from "node:fs";
 import { open, readdir, stat } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import type { Fingerprint } from "./source-file.ts";
@@ -63,6 +64,66 @@ export async function hasFingerprint(path: string, fingerprint: Fingerprint): Pr
   return head !== undefined && createHash("sha256").update(head).digest("hex") === fingerprint.sha256;
 }
 
+/** A sibling of the path named as a rotated generation (`name`: after the path's own), with what `stat` said. */
+interface Sibling extends Generation {
+  readonly name: string;
+  readonly dev: number;
+  readonly ino: number;
+  readonly size: number;
+}
+
+type FileIdentity = { dev: number; ino: number; mtimeMs: number };
+
+function isGenerationName(base: string, sibling: string): boolean {
+  return sibling !== base && sibling.startsWith(base) && GENERATION_SUFFIX.test(sibling.slice(base.length));
+}
+
+/** The siblings rotated away after `own` and not empty, oldest first (`own`'s name found among them by inode). */
+function laterThan(own: FileIdentity, siblings: readonly Sibling[]): Sibling[] {
+  const named = siblings.find((sibling) => sibling.dev === own.dev && sibling.ino === own.ino);
+  const self: Generation = { name: named?.name, mtimeMs: own.mtimeMs };
+  return siblings
+    .filter((sibling) => sibling !== named && sibling.size > 0 && generationOrder(self, sibling) < 0)
+    .sort(generationOrder);
+}
+
+async function siblingsOf(path: string): Promise<Sibling[]> {
+  const base = basename(path);
+  const directory = dirname(path);
+  const siblings: Sibling[] = [];
+  for (const sibling of await readdir(directory).catch(() => [] as string[])) {
+    if (!isGenerationName(base, sibling)) continue;
+    const info = await stat(join(directory, sibling)).catch(() => undefined);
+    if (info?.isFile()) siblings.push({ name: sibling.slice(base.length), ...pick(info) });
+  }
+  return siblings;
+}
+
+function siblingsOfSync(path: string): Sibling[] {
+  const base = basename(path);
+  const directory = dirname(path);
+  const siblings: Sibling[] = [];
+  let names: string[];
+  try {
+    names = readdirSync(directory);
+  } catch {
+    return siblings;
+  }
+  for (const sibling of names) {
+    if (!isGenerationName(base, sibling)) continue;
+    const info = statSync(join(directory, sibling), { throwIfNoEntry: false });
+    if (info?.isFile()) siblings.push({ name: sibling.slice(base.length), ...pick(info) });
+  }
+  return siblings;
+}
+
+const pick = (info: { dev: number; ino: number; size: number; mtimeMs: number }) => ({
+  dev: info.dev,
+  ino: info.ino,
+  size: info.size,
+  mtimeMs: info.mtimeMs,
+});
+
 /**
  * The oldest generation rotated away after the file `own` (read to its end, or a checkpoint's file that is gone)
  * and before the file now at `path`: the writer rotated more than once while `own` was being finished, or while the
@@ -72,28 +133,20 @@ export async function hasFingerprint(path: string, fingerprint: Fingerprint): Pr
  */
 export async function nextGeneration(
   path: string,
-  own: { dev: number; ino: number; mtimeMs: number },
+  own: FileIdentity,
   isCopy: (candidate: string) => Promise<boolean>,
 ): Promise<string | undefined> {
-  const base = basename(path);
-  const directory = dirname(path);
-  const found: (Generation & { name: string })[] = [];
-  let ownName: string | undefined;
-  for (const sibling of await readdir(directory).catch(() => [] as string[])) {
-    if (sibling === base || !sibling.startsWith(base) || !GENERATION_SUFFIX.test(sibling.slice(base.length))) continue;
-    const info = await stat(join(directory, sibling)).catch(() => undefined);
-    if (!info?.isFile()) continue;
-    if (info.dev === own.dev && info.ino === own.ino) {
-      ownName = sibling.slice(base.length);
-      continue;
-    }
-    if (info.size > 0) found.push({ name: sibling.slice(base.length), mtimeMs: info.mtimeMs });
-  }
-  const self: Generation = { name: ownName, mtimeMs: own.mtimeMs };
-  const later = found.filter((g) => generationOrder(self, g) < 0).sort(generationOrder);
-  for (const generation of later) {
-    const candidate = join(directory, base + generation.name);
+  for (const generation of laterThan(own, await siblingsOf(path))) {
+    const candidate = join(dirname(path), basename(path) + generation.name);
     if (!(await isCopy(candidate))) return candidate;
   }
   return undefined;
+}
+
+/**
+ * Bytes waiting in the generations rotated away after `own` (what `nextGeneration` would read next, copies not told
+ * apart), synchronously, for a metrics scrape.
+ */
+export function laterGenerationBytes(path: string, own: FileIdentity): number {
+  return laterThan(own, siblingsOfSync(path)).reduce((sum, generation) => sum + generation.size, 0);
 }

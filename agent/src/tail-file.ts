@@ -1,4 +1,4 @@
-import { type FSWatcher, fstatSync, watch } from "node:fs";
+import { type FSWatcher, fstatSync, statSync, watch } from "node:fs";
 import { type FileHandle, open, readdir, stat } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import type { Logger } from "pino";
@@ -6,7 +6,7 @@ import type { Checkpoint } from "./checkpoint-file.ts";
 import { AgentError } from "./errors.ts";
 import type { LineSource, SourceEvent } from "./line-source.ts";
 import type { ReadBuffers } from "./read-buffers.ts";
-import { hasFingerprint, nextGeneration, startsWith } from "./rotated-generation.ts";
+import { hasFingerprint, laterGenerationBytes, nextGeneration, startsWith } from "./rotated-generation.ts";
 import { FINGERPRINT_BYTES, fingerprintOf, SourceFile } from "./source-file.ts";
 
 interface OpenFile {
@@ -206,11 +206,19 @@ export class TailFile implements LineSource {
     return new TailFile(path, await resumeFrom(path, checkpoint, options.log), options);
   }
 
+  /**
+   * The current file's bytes past the read position; when it is no longer the file at the path (rotated away, or a
+   * copytruncate copy), also the generations rotated after it and the file at the path: all still to be read.
+   */
   bytesUnread(): number {
     const current = this.#current;
     if (!current) return 0;
     try {
-      return Math.max(0, fstatSync(current.handle.fd).size - current.position);
+      const own = fstatSync(current.handle.fd);
+      const unread = Math.max(0, own.size - current.position);
+      const atPath = statSync(this.name, { throwIfNoEntry: false });
+      if (atPath !== undefined && atPath.dev === own.dev && atPath.ino === own.ino) return unread;
+      return unread + laterGenerationBytes(this.name, own) + (atPath?.size ?? 0);
     } catch {
       return 0;
     }

@@ -200,6 +200,13 @@ test("two rotations while the reader is behind: the generation rotated away betw
     const first = await tail.next(line("f", 0).length * 10);
     const readSoFar = first.kind === "data" ? first.bytes.toString() : "";
     rotateTwice(path);
+    // Still to read (svc_agent_bytes_behind): the rest of the file being read, the generation rotated after it, the
+    // file at the path.
+    expect(tail.bytesUnread()).toBe(
+      Buffer.byteLength(lines("f", 0, 100)) -
+        readSoFar.length +
+        Buffer.byteLength(lines("g", 0, 40) + lines("h", 0, 30)),
+    );
     // The names decide, not the times: a late write to the file being read (now .2) after .1 was last written.
     const later = new Date(Date.now() + 60_000);
     utimesSync(`${path}.2`, later, later);
@@ -210,6 +217,7 @@ test("two rotations while the reader is behind: the generation rotated away betw
     });
     expect(readSoFar + text).toBe(lines("f", 0, 100) + lines("g", 0, 40) + lines("h", 0, 30));
     expect(switches.map((event) => event.kind === "switched" && event.reason)).toEqual(["rename", "rename"]);
+    expect(tail.bytesUnread()).toBe(0);
   } finally {
     await tail.close();
   }
