@@ -67,12 +67,6 @@ function sensitive(name: string): boolean {
   return sensitiveNames.get(name) ?? remember(sensitiveNames, name, isSensitiveAttribute(name));
 }
 
-function hasSensitiveAttribute(record: AuditRecord): boolean {
-  if (record.attributes === undefined) return false;
-  for (const name in record.attributes) if (sensitive(name)) return true;
-  return false;
-}
-
 function keyOf(tenant: string): TenantKey | undefined {
   if (tenant === "") return undefined;
   const cached = tenantKeys.get(tenant);
@@ -195,16 +189,17 @@ function sensitiveKeysIn(text: string): string[] {
 }
 
 /**
- * The dead letter of a line that parsed but is no valid record (or hides a secret under a repeated key). The
+ * The dead letter of a line that parsed but is no valid record (or hides a secret under a repeated key; `written`:
+ * the secret-like keys in its text, `sensitiveKeysIn`). The
  * dead-letter topic keeps no secret either: when the line names a field that may hold one, at any depth, it is sent
  * re-serialized from its parse with each such value replaced (a repeated key's hidden value is not in the parse at
  * all); the source file still has the line as written, at the `offset` header.
  */
-function invalidRecord(value: unknown, text: string, error: string): ClassifiedLine {
+function invalidRecord(value: unknown, written: readonly string[], error: string): ClassifiedLine {
   const verdict = { kind: "dead-letter", reason: "invalid-record", error } as const;
   const fields: string[] = [];
   const clean = redactValue(value, "/", fields, 0);
-  for (const name of sensitiveKeysIn(text)) {
+  for (const name of written) {
     if (!fields.some((field) => field.endsWith(`/${name}`))) fields.push(`(repeated key) ${name}`);
   }
   if (fields.length === 0) return verdict;
@@ -242,20 +237,25 @@ export function classifyBytes(bytes: Buffer, tooLarge: boolean): ClassifiedLine 
     if (BLANK.test(text)) return { kind: "blank" };
     return { kind: "dead-letter", reason: "not-json", error: (cause as Error).message };
   }
+  // Every key of the parse is in the text, so no secret-like key written means none in the parse either.
+  const written = sensitiveKeysIn(text);
   let record: AuditRecord;
-  if (surelyValidRecord(value) && !hasSensitiveAttribute(value)) {
+  if (written.length === 0 && surelyValidRecord(value)) {
     record = value;
   } else {
     try {
       record = validateRecord(value);
     } catch (cause) {
-      return invalidRecord(value, text, (cause as Error).message);
+      return invalidRecord(value, written, (cause as Error).message);
     }
   }
-  const hidden = sensitiveKeysIn(text);
-  if (hidden.length > 0) {
+  if (written.length > 0) {
     // Valid as parsed, but a repeated key hid a secret-like field: its bytes must not be shipped.
-    return invalidRecord(value, text, `a repeated key hides ${hidden.join(", ")}, which may hold sensitive plaintext`);
+    return invalidRecord(
+      value,
+      written,
+      `a repeated key hides ${written.join(", ")}, which may hold sensitive plaintext`,
+    );
   }
   return keyOf(tenantKey(record))?.record ?? UNKEYED;
 }

@@ -1,8 +1,7 @@
-import { createHash } from "node:crypto";
 import { readdirSync, statSync } from "node:fs";
-import { open, readdir, stat } from "node:fs/promises";
+import { open } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
-import type { Fingerprint } from "./source-file.ts";
+import { type Fingerprint, fingerprintOf } from "./source-file.ts";
 
 // Rotated generations of a tailed path (agent/README.md, "Rotation"): which one to read after the file just finished.
 
@@ -39,29 +38,20 @@ function generationOrder(a: Generation, b: Generation): number {
   return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
 }
 
-async function leadingBytes(path: string, length: number): Promise<Buffer | undefined> {
+/**
+ * Whether the file at `path` starts with the bytes `fingerprint` hashes: a checkpoint's file, or a copy of the
+ * generation the fingerprint was taken from. False when it cannot be read or is shorter.
+ */
+export async function hasFingerprint(path: string, fingerprint: Fingerprint): Promise<boolean> {
   const handle = await open(path, "r").catch(() => undefined);
-  if (!handle) return undefined;
+  if (!handle) return false;
   try {
-    const bytes = Buffer.alloc(length);
-    const { bytesRead } = await handle.read(bytes, 0, length, 0);
-    return bytesRead === length ? bytes : undefined;
+    const head = Buffer.alloc(fingerprint.length);
+    const { bytesRead } = await handle.read(head, 0, head.length, 0);
+    return bytesRead === head.length && fingerprintOf(head).sha256 === fingerprint.sha256;
   } finally {
     await handle.close();
   }
-}
-
-/** Whether the file at `path` starts with `head`: a copy of the generation `head` was read from. */
-export async function startsWith(path: string, head: Buffer): Promise<boolean> {
-  if (head.length === 0) return false;
-  return (await leadingBytes(path, head.length))?.equals(head) ?? false;
-}
-
-/** Whether the file at `path` starts with the bytes `fingerprint` hashes (a checkpoint's file, or a copy of it). */
-export async function hasFingerprint(path: string, fingerprint: Fingerprint): Promise<boolean> {
-  if (fingerprint.length === 0) return false;
-  const head = await leadingBytes(path, fingerprint.length);
-  return head !== undefined && createHash("sha256").update(head).digest("hex") === fingerprint.sha256;
 }
 
 /** A sibling of the path named as a rotated generation (`name`: after the path's own), with what `stat` said. */
@@ -87,19 +77,11 @@ function laterThan(own: FileIdentity, siblings: readonly Sibling[]): Sibling[] {
     .sort(generationOrder);
 }
 
-async function siblingsOf(path: string): Promise<Sibling[]> {
-  const base = basename(path);
-  const directory = dirname(path);
-  const siblings: Sibling[] = [];
-  for (const sibling of await readdir(directory).catch(() => [] as string[])) {
-    if (!isGenerationName(base, sibling)) continue;
-    const info = await stat(join(directory, sibling)).catch(() => undefined);
-    if (info?.isFile()) siblings.push({ name: sibling.slice(base.length), ...pick(info) });
-  }
-  return siblings;
-}
-
-function siblingsOfSync(path: string): Sibling[] {
+/**
+ * The path's siblings named as rotated generations, with their `stat`. Synchronous: a directory listing, read at a
+ * switch between files and at a metrics scrape, both rare.
+ */
+function siblingsOf(path: string): Sibling[] {
   const base = basename(path);
   const directory = dirname(path);
   const siblings: Sibling[] = [];
@@ -128,17 +110,18 @@ const pick = (info: { dev: number; ino: number; size: number; mtimeMs: number })
  * The oldest generation rotated away after the file `own` (read to its end, or a checkpoint's file that is gone)
  * and before the file now at `path`: the writer rotated more than once while `own` was being finished, or while the
  * agent was stopped. Candidates are the path's siblings named as rotated generations (`GENERATION_SUFFIX`), not
- * empty, not `own` itself nor a copy of it (`isCopy`), later than `own` by `generationOrder` (its own name found by
+ * empty, not `own` itself nor a copy of it (starting with the bytes `fingerprint` hashes), later than `own` by `generationOrder` (its own name found by
  * its inode). Undefined when there is none: the path is next.
  */
 export async function nextGeneration(
   path: string,
   own: FileIdentity,
-  isCopy: (candidate: string) => Promise<boolean>,
+  fingerprint: Fingerprint,
 ): Promise<string | undefined> {
-  for (const generation of laterThan(own, await siblingsOf(path))) {
+  for (const generation of laterThan(own, siblingsOf(path))) {
     const candidate = join(dirname(path), basename(path) + generation.name);
-    if (!(await isCopy(candidate))) return candidate;
+    // Nothing read yet (an empty fingerprint): no copy to tell apart.
+    if (fingerprint.length === 0 || !(await hasFingerprint(candidate, fingerprint))) return candidate;
   }
   return undefined;
 }
@@ -148,5 +131,5 @@ export async function nextGeneration(
  * apart), synchronously, for a metrics scrape.
  */
 export function laterGenerationBytes(path: string, own: FileIdentity): number {
-  return laterThan(own, siblingsOfSync(path)).reduce((sum, generation) => sum + generation.size, 0);
+  return laterThan(own, siblingsOf(path)).reduce((sum, generation) => sum + generation.size, 0);
 }

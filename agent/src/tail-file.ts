@@ -6,8 +6,8 @@ import type { Checkpoint } from "./checkpoint-file.ts";
 import { AgentError } from "./errors.ts";
 import type { LineSource, SourceEvent } from "./line-source.ts";
 import type { ReadBuffers } from "./read-buffers.ts";
-import { hasFingerprint, laterGenerationBytes, nextGeneration, startsWith } from "./rotated-generation.ts";
-import { FINGERPRINT_BYTES, fingerprintOf, SourceFile } from "./source-file.ts";
+import { hasFingerprint, laterGenerationBytes, nextGeneration } from "./rotated-generation.ts";
+import { FINGERPRINT_BYTES, SourceFile } from "./source-file.ts";
 
 interface OpenFile {
   handle: FileHandle;
@@ -79,21 +79,10 @@ async function openAt(path: string, position: number, name = path): Promise<Open
 
 /** Whether the file at `path` is the checkpoint's file: same device and inode, same leading bytes, long enough. */
 async function matches(path: string, checkpoint: Checkpoint): Promise<boolean> {
-  let handle: FileHandle;
-  try {
-    handle = await open(path, "r");
-  } catch {
+  const info = await stat(path).catch(() => undefined);
+  if (!info || info.dev !== checkpoint.dev || info.ino !== checkpoint.ino || info.size < checkpoint.offset)
     return false;
-  }
-  try {
-    const info = await handle.stat();
-    if (info.dev !== checkpoint.dev || info.ino !== checkpoint.ino || info.size < checkpoint.offset) return false;
-    const head = Buffer.alloc(checkpoint.fingerprint.length);
-    const { bytesRead } = await handle.read(head, 0, head.length, 0);
-    return bytesRead === head.length && fingerprintOf(head).sha256 === checkpoint.fingerprint.sha256;
-  } finally {
-    await handle.close();
-  }
+  return hasFingerprint(path, checkpoint.fingerprint);
 }
 
 /**
@@ -125,9 +114,7 @@ async function resumeFrom(
   // A checkpoint written before the file's time was kept (no `mtimeMs`) bounds nothing: the path, as before.
   const truncated = atPath !== undefined && atPath.dev === dev && atPath.ino === ino;
   if (!truncated && mtimeMs !== undefined) {
-    const generation = await nextGeneration(path, { dev, ino, mtimeMs }, (candidate) =>
-      hasFingerprint(candidate, checkpoint.fingerprint),
-    );
+    const generation = await nextGeneration(path, { dev, ino, mtimeMs }, checkpoint.fingerprint);
     if (generation) {
       log.warn(
         { checkpoint: { dev, ino, offset }, file: generation },
@@ -157,15 +144,7 @@ async function findCopy(path: string, file: SourceFile, position: number): Promi
     const candidate = join(directory, sibling);
     const info = await stat(candidate).catch(() => undefined);
     if (!info?.isFile() || (info.dev === file.dev && info.ino === file.ino) || info.size < position) continue;
-    const head = Buffer.alloc(fingerprint.length);
-    const handle = await open(candidate, "r").catch(() => undefined);
-    if (!handle) continue;
-    try {
-      const { bytesRead } = await handle.read(head, 0, head.length, 0);
-      if (bytesRead === head.length && fingerprintOf(head).sha256 === fingerprint.sha256) return candidate;
-    } finally {
-      await handle.close();
-    }
+    if (await hasFingerprint(candidate, fingerprint)) return candidate;
   }
   return undefined;
 }
@@ -324,9 +303,7 @@ export class TailFile implements LineSource {
     const generation =
       reason === "copytruncate"
         ? undefined
-        : await nextGeneration(this.name, await current.handle.stat(), (candidate) =>
-            startsWith(candidate, current.file.head(current.position)),
-          );
+        : await nextGeneration(this.name, await current.handle.stat(), current.file.fingerprint(current.position));
     const next = generation ? await openAt(generation, 0, this.name) : await openAt(this.name, 0);
     if (!next) return { kind: "idle" };
     await current.handle.close();

@@ -70,6 +70,14 @@ export class MemoryBody implements BatchBody {
     this.buffer = Buffer.allocUnsafeSlow(capacity);
   }
 
+  /** A body over `jsonl` as it is (not copied): lines each ending in a newline, as `append` would have made them. */
+  static of(jsonl: Buffer): MemoryBody {
+    const body = new MemoryBody(0);
+    body.buffer = jsonl;
+    body.length = jsonl.length;
+    return body;
+  }
+
   append(value: Buffer): void {
     const need = value.length + 1;
     if (this.buffer.length - this.length < need) {

@@ -173,22 +173,22 @@ async function readVersion(
   } catch (cause) {
     throw readFailed(version.key, "cannot read", cause);
   }
-  let jsonl: Buffer;
+  let decoded: Uint8Array;
   try {
-    jsonl = Buffer.from(version.parts.gzip ? decodeGzipBody(stored) : stored);
+    decoded = version.parts.gzip ? decodeGzipBody(stored) : stored;
   } catch (cause) {
     throw readFailed(version.key, "cannot gunzip", cause);
   }
-  const body = new MemoryBody(Math.max(1024, jsonl.length + 1));
+  // The writer's body as it was: each line ends in a newline (a last one without is given one).
+  let jsonl = Buffer.from(decoded.buffer, decoded.byteOffset, decoded.byteLength);
+  if (jsonl.length > 0 && jsonl[jsonl.length - 1] !== 0x0a) jsonl = Buffer.concat([jsonl, Buffer.from("\n")]);
   const lengths: number[] = [];
   for (let start = 0; start < jsonl.length; ) {
-    const newline = jsonl.indexOf(0x0a, start);
-    const end = newline < 0 ? jsonl.length : newline;
-    body.append(jsonl.subarray(start, end));
+    const end = jsonl.indexOf(0x0a, start);
     lengths.push(end - start);
     start = end + 1;
   }
-  body.finish();
+  const body = MemoryBody.of(jsonl);
   const meta = answer.Metadata ?? {};
   const firstOffset = metadataOffset(version, meta, "first-offset", version.parts.firstOffset);
   const records = lengths.length;

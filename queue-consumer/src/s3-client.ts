@@ -1,4 +1,4 @@
-import { S3Client } from "@aws-sdk/client-s3";
+import { S3Client, type S3ClientConfig } from "@aws-sdk/client-s3";
 import { FetchHttpHandler } from "@smithy/fetch-http-handler";
 import type { S3Settings } from "./config.ts";
 
@@ -10,16 +10,21 @@ import type { S3Settings } from "./config.ts";
  * a `Content-Encoding: gzip` body on a GET, which the SDK's response checksum then refuses (the writer never reads).
  */
 export function writerS3Client(settings: S3Settings): S3Client {
-  const client = new S3Client({
+  const client = fetchS3Client(settings, { maxAttempts: 1 });
+  if (settings.payloadSigning === "unsigned") sendUnsignedPayload(client);
+  return client;
+}
+
+/** An S3 client on `settings` whose requests go through `fetch`, with `config` on top. */
+function fetchS3Client(settings: S3Settings, config: S3ClientConfig): S3Client {
+  return new S3Client({
     endpoint: settings.endpoint,
     region: settings.region,
     credentials: settings.credentials,
     forcePathStyle: settings.forcePathStyle,
-    maxAttempts: 1,
     requestHandler: new FetchHttpHandler(),
+    ...config,
   });
-  if (settings.payloadSigning === "unsigned") sendUnsignedPayload(client);
-  return client;
 }
 
 /**
@@ -45,13 +50,5 @@ function sendUnsignedPayload(client: S3Client): void {
  * stored bytes' CRC-32 cannot be checked on it (gunzip's own CRC-32 covers those).
  */
 export function readerS3Client(settings: S3Settings): S3Client {
-  return new S3Client({
-    endpoint: settings.endpoint,
-    region: settings.region,
-    credentials: settings.credentials,
-    forcePathStyle: settings.forcePathStyle,
-    maxAttempts: 3,
-    responseChecksumValidation: "WHEN_REQUIRED",
-    requestHandler: new FetchHttpHandler(),
-  });
+  return fetchS3Client(settings, { maxAttempts: 3, responseChecksumValidation: "WHEN_REQUIRED" });
 }

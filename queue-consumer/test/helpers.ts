@@ -10,7 +10,7 @@ import {
   type QueueConsumerConfig,
   type SealedBatch,
 } from "../index.ts";
-import { writerS3Client } from "../src/s3-client.ts";
+import { readerS3Client, writerS3Client } from "../src/s3-client.ts";
 
 /** Stack addresses as the consumer's env variables (the dev stack's, or a private one's `overrides`). */
 export interface Addresses {
@@ -209,6 +209,11 @@ export function s3Client(addresses: Addresses): S3Client {
  */
 export function writerClient(addresses: Addresses, payloadSigning: "signed" | "unsigned" = "unsigned"): S3Client {
   return writerS3Client({ ...s3Settings(addresses), payloadSigning });
+}
+
+/** The client `rebuild-index` reads with (`readerS3Client`) on the stack's MinIO, or on `endpoint`. */
+export function readerClient(addresses: Addresses, endpoint = addresses.s3Endpoint): S3Client {
+  return readerS3Client({ ...s3Settings(addresses), endpoint, payloadSigning: "unsigned" });
 }
 
 /** Every version of every object under `prefix`. */

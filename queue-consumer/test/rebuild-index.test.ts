@@ -1,26 +1,27 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
+import { PutObjectCommand } from "@aws-sdk/client-s3";
 import { runCommand } from "@svc/common";
-import { rejectionOf } from "@svc/testkit";
+import { hangUpListener, rejectionOf } from "@svc/testkit";
 import { SQL } from "bun";
 import { ensureIndexSchema, PartitionBatch, putBatchObject, QueueConsumerError, writeBatchIndex } from "../index.ts";
 import { parseObjectKey } from "../src/object-key.ts";
 import { type RebuildTarget, rebuildIndex } from "../src/rebuild-index.ts";
-import { readerS3Client } from "../src/s3-client.ts";
-import { consumerEnv, dropSchema, recordLine, stackAddresses, testNames, writerClient } from "./helpers.ts";
+import {
+  consumerEnv,
+  dropSchema,
+  readerClient,
+  recordLine,
+  stackAddresses,
+  testNames,
+  writerClient,
+} from "./helpers.ts";
 
 const MAIN = join(import.meta.dir, "..", "src", "rebuild-index-main.ts");
 const addresses = stackAddresses();
 const sql = new SQL({ url: addresses.pgUrl, max: 2 });
 const s3 = writerClient(addresses);
-const reader = readerS3Client({
-  endpoint: addresses.s3Endpoint,
-  region: addresses.s3Region,
-  credentials: { accessKeyId: addresses.s3AccessKey, secretAccessKey: addresses.s3SecretKey },
-  forcePathStyle: true,
-  payloadSigning: "unsigned",
-});
+const reader = readerClient(addresses);
 const names = testNames("rebuild");
 const schemas: string[] = [];
 const DAY_1 = "2026-11-20";
@@ -204,13 +205,8 @@ describe("rebuildIndex (real MinIO and PostgreSQL)", () => {
   });
 
   test("S3 not answering: QUEUE_CONSUMER_REBUILD_READ_FAILED naming the prefix", async () => {
-    const nowhere = new S3Client({
-      endpoint: "http://127.0.0.1:1",
-      region: "us-east-1",
-      credentials: { accessKeyId: "x", secretAccessKey: "y" },
-      forcePathStyle: true,
-      maxAttempts: 1,
-    });
+    const listener = hangUpListener();
+    const nowhere = readerClient(addresses, listener.url);
     try {
       const schema = schemaName("nowhere");
       await ensureIndexSchema(sql, schema);
@@ -219,6 +215,7 @@ describe("rebuildIndex (real MinIO and PostgreSQL)", () => {
       expect(error.subject).toBe(`s3://svc-audit/${names.keyPrefix}v1/${names.topic}/`);
     } finally {
       nowhere.destroy();
+      listener.stop();
     }
   });
 });
