@@ -11,12 +11,13 @@ export class ReadBuffers {
   readonly #minRoom: number;
   readonly #maxFree: number;
   /** Buffers holding bytes not yet released, oldest first; the last one is being filled. */
-  readonly #held: { buffer: Buffer; readEnd: number }[] = [];
+  readonly #held: { buffer: Buffer; readStart: number; readEnd: number }[] = [];
   /** Index of the oldest held buffer (the array is compacted now and then, not shifted per release). */
   #head = 0;
   readonly #free: Buffer[] = [];
   #fill = 0;
   #read = 0;
+  #copiedFrom = Number.POSITIVE_INFINITY;
 
   /**
    * @param size bytes per buffer
@@ -44,12 +45,30 @@ export class ReadBuffers {
     return this.buffers * this.#size;
   }
 
+  /**
+   * The bytes read from `readPosition` on are not referenced: they belong to a partial line that its reader copied
+   * (or dropped past its maximum). A full buffer that holds only such bytes is read into again instead of a fresh one,
+   * so a line of many megabytes without a newline goes through one buffer, not one per read until an acknowledgement.
+   * `Infinity` (the default) when every byte read may still be referenced.
+   */
+  copiedFrom(readPosition: number): void {
+    this.#copiedFrom = readPosition;
+  }
+
   /** Where the next read goes: at most `maxBytes` of the current buffer's room, or of a fresh buffer. */
   room(maxBytes: number): Buffer {
     let current = this.#held[this.#held.length - 1];
     if (current === undefined || this.#held.length === this.#head || this.#size - this.#fill < this.#minRoom) {
-      current = { buffer: this.#free.pop() ?? Buffer.allocUnsafeSlow(this.#size), readEnd: this.#read };
-      this.#held.push(current);
+      if (current !== undefined && this.#held.length > this.#head && current.readStart >= this.#copiedFrom) {
+        current.readStart = this.#read;
+      } else {
+        current = {
+          buffer: this.#free.pop() ?? Buffer.allocUnsafeSlow(this.#size),
+          readStart: this.#read,
+          readEnd: this.#read,
+        };
+        this.#held.push(current);
+      }
       this.#fill = 0;
     }
     return current.buffer.subarray(this.#fill, this.#fill + Math.max(1, Math.min(maxBytes, this.#size - this.#fill)));
@@ -68,7 +87,7 @@ export class ReadBuffers {
   release(readEnd: number): void {
     // The buffer being filled stays: the next read goes into its room.
     while (this.#head < this.#held.length - 1) {
-      const oldest = this.#held[this.#head] as { buffer: Buffer; readEnd: number };
+      const oldest = this.#held[this.#head] as { buffer: Buffer; readStart: number; readEnd: number };
       if (oldest.readEnd > readEnd) break;
       if (this.#free.length < this.#maxFree) this.#free.push(oldest.buffer);
       this.#head += 1;

@@ -47,3 +47,22 @@ test("at most maxFree released buffers are kept; the others are left to the coll
   buffers.release(buffers.readPosition);
   expect(buffers.buffers).toBe(2); // the current one and one free
 });
+
+test("a full buffer holding only bytes past copiedFrom is read into again; one holding an earlier byte is not", () => {
+  const buffers = new ReadBuffers(8, 8, 4);
+  const a = read(buffers, "line\npar"); // buffer 1: a line and the start of a partial line (read position 5)
+  buffers.copiedFrom(5);
+  const b = read(buffers, "tialpart"); // buffer 1 holds the line: a fresh buffer 2
+  expect(b.buffer).not.toBe(a.buffer);
+  const c = read(buffers, "ialparti"); // buffer 2 holds only the partial line: read into again
+  expect(c.buffer).toBe(b.buffer);
+  for (let i = 0; i < 100; i++) read(buffers, "xxxxxxxx");
+  expect(buffers.buffers).toBe(2);
+  expect(a.subarray(0, 4).toString()).toBe("line");
+  // The partial line ended: every byte read may be referenced again, so full buffers are not reused.
+  buffers.copiedFrom(Number.POSITIVE_INFINITY);
+  const d = read(buffers, "al\nnext\n");
+  expect(d.buffer).not.toBe(c.buffer);
+  expect(buffers.buffers).toBe(3);
+  expect(buffers.readPosition).toBe(8 * 104);
+});
