@@ -14,6 +14,7 @@ export interface AgentGaugeSources {
 export class AgentMetrics {
   readonly registry = new Registry();
   readonly linesRead: Counter;
+  readonly bytesRead: Counter;
   readonly recordsShipped: Counter;
   readonly deadLettered: Counter<"reason">;
   readonly bytesShipped: Counter;
@@ -26,6 +27,11 @@ export class AgentMetrics {
   constructor(sources: AgentGaugeSources) {
     const registers = [this.registry];
     this.linesRead = new Counter({ name: "svc_agent_lines_read_total", help: "Lines read from the source", registers });
+    this.bytesRead = new Counter({
+      name: "svc_agent_bytes_read_total",
+      help: "Bytes read from the source (over every file and rotation)",
+      registers,
+    });
     this.recordsShipped = new Counter({
       name: "svc_agent_records_shipped_total",
       help: "Records acknowledged by Kafka on the audit topic",

@@ -53,6 +53,13 @@ const READ_MIN_ROOM = 32 * 1024;
  * thread for ~18 ms at a time on the loaded bench machine); a crash re-ships at most this much more.
  */
 const CHECKPOINT_INTERVAL_MS = 200;
+/**
+ * What a dead letter weighs beyond its value and headers' bytes: the record's framing and the message's objects (its
+ * header map and buffers). A batch of short bad lines is sized and bounded by this, not by their few source bytes.
+ */
+const DEAD_LETTER_OVERHEAD = 512;
+/** How long closing waits for the newest acknowledged position to be written after a failed drain. */
+const FINAL_CHECKPOINT_WAIT_MS = 2_000;
 
 /** Starts the log agent (spec: `audit-logagent`; docs/audit-storage.md, "Kafka"). */
 export async function startAgent(config: AgentConfig, options: StartAgentOptions = {}): Promise<Agent> {
@@ -70,15 +77,15 @@ export async function startAgent(config: AgentConfig, options: StartAgentOptions
     Math.ceil(config.maxInFlightBytes / (READ_BUFFER_BYTES - READ_MIN_ROOM)) + 1,
   );
   const wakeup = new Wakeup();
-  const source: LineSource =
-    config.source === "-"
-      ? new ReadStdin(options.stdin)
-      : await TailFile.open(config.source, checkpoint, {
-          rotateGraceMs: config.rotateGraceMs,
-          log,
-          buffers,
-          onChange: () => wakeup.wake(),
-        });
+  const stdin = config.source === "-";
+  const source: LineSource = stdin
+    ? new ReadStdin(options.stdin)
+    : await TailFile.open(config.source, checkpoint, {
+        rotateGraceMs: config.rotateGraceMs,
+        log,
+        buffers,
+        onChange: () => wakeup.wake(),
+      });
 
   const splitter = new LineSplitter(config.maxLineBytes);
   let bytesRead = 0;
@@ -194,7 +201,9 @@ export async function startAgent(config: AgentConfig, options: StartAgentOptions
     if (redacted) headers.set(enc("redacted"), enc(redacted.fields.join(",")));
     const value = redacted?.value ?? bytes;
     const message: KafkaMessage = { topic: config.dlqTopic, value, timestamp: eventTimestamp, headers };
-    return message;
+    let weight = value.length + DEAD_LETTER_OVERHEAD;
+    for (const [name, text] of headers) weight += name.length + text.length;
+    return { message, weight };
   };
 
   /** One line of the current data event: classified, then added to a batch (or counted done when blank). */
@@ -222,8 +231,8 @@ export async function startAgent(config: AgentConfig, options: StartAgentOptions
       // stretch of blank lines held every buffer it was read into (no acknowledgement ever released them).
       if (inFlight() === 0) buffers.release(readEnd);
     } else {
-      const message = deadLetter(bytes, start, verdict, file);
-      activeShipper.add(message, verdict.reason, sourceBytes, file, end, readEnd);
+      const { message, weight } = deadLetter(bytes, start, verdict, file);
+      activeShipper.add(message, verdict.reason, sourceBytes, file, end, readEnd, weight);
     }
   };
 
@@ -255,10 +264,14 @@ export async function startAgent(config: AgentConfig, options: StartAgentOptions
       // A change the file's watch reports while this read and its end-of-file checks run must not wait for the
       // next poll: the idle wait below returns at once when anything woke the loop since here.
       const wakes = wakeup.wakes;
+      // A partial line's bytes are copied by the splitter: a line of many megabytes reuses one read buffer.
+      const held = splitter.heldStart;
+      buffers.copiedFrom(held === undefined ? Number.POSITIVE_INFINITY : eventReadBase + held);
       const event = await source.next(room);
       switch (event.kind) {
         case "data":
           bytesRead += event.bytes.length;
+          metrics.bytesRead.inc(event.bytes.length);
           // The read position of the file's byte 0 (for stdin, whose chunks are not ReadBuffers', it is unused).
           ship(event.bytes, event.start, event.file, buffers.readPosition - event.start - event.bytes.length);
           break;
@@ -322,6 +335,18 @@ export async function startAgent(config: AgentConfig, options: StartAgentOptions
   }
 
   const closeAll = async () => {
+    // After a failed drain (timeout, fatal error) the positions Kafka did acknowledge are still written: fewer
+    // lines shipped twice at the next start. Bounded: a checkpoint that cannot be written does not hold the exit.
+    if (writer !== undefined && writer.failure === undefined) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([
+        writer.settle(),
+        new Promise<void>((resolve) => {
+          timer = setTimeout(resolve, FINAL_CHECKPOINT_WAIT_MS);
+        }),
+      ]);
+      clearTimeout(timer);
+    }
     writer?.stop();
     activeShipper.abort();
     await Promise.allSettled([sender.close(), producer.close(), source.close(), server?.stop()]);
@@ -332,11 +357,16 @@ export async function startAgent(config: AgentConfig, options: StartAgentOptions
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
+        const unacked = `${activeShipper.inFlightBytes} bytes not acknowledged`;
+        const lost = stdin
+          ? `${unacked} are lost (standard input cannot be read again)`
+          : `${unacked} are read again at the next start`;
+        const blocked = writer?.failure;
         reject(
           new AgentError(
             "AGENT_SHUTDOWN_TIMEOUT",
-            `shutdown did not finish within ${config.shutdownTimeoutMs} ms; ${inFlight()} bytes not acknowledged are read again at the next start`,
-            { subject: source.name },
+            `shutdown did not finish within ${config.shutdownTimeoutMs} ms; ${lost}${blocked ? `; shipping was stopped by ${blocked.code}: ${blocked.message}` : ""}`,
+            { subject: source.name, cause: blocked },
           ),
         );
       }, config.shutdownTimeoutMs);
@@ -372,20 +402,24 @@ export async function startAgent(config: AgentConfig, options: StartAgentOptions
 
   const done = (async () => {
     const ended = await Promise.race([loop, fatalPromise]);
-    // Stopped on request: done once stop() has flushed and checkpointed (or failed to).
-    if (ended === "stopped") {
+    if (ended === "ended" && !stopRequested) {
+      // Standard input ended by itself. A pipe cannot be read again, so what was read is sent however long Kafka
+      // takes to come back; a signal meanwhile bounds the wait by the shutdown timeout (stop()).
+      await Promise.race([activeShipper.flush(), fatalPromise]);
       if (fatal) throw fatal;
-      return stopping;
-    }
-    if (ended === "ended") {
-      try {
-        await drain();
+      if (!stopRequested) {
         finalState = "stopped";
-        log.info("standard input ended; everything read is acknowledged");
-      } finally {
+        log.info(
+          { bytesShipped: await AgentMetrics.valueOf(metrics.bytesShipped) },
+          "standard input ended; everything read is acknowledged",
+        );
         await closeAll();
+        return;
       }
     }
+    // Stopped on request: done once stop() has flushed and checkpointed (or failed to).
+    if (fatal) throw fatal;
+    return stopping;
   })();
   done.catch(async (error: unknown) => {
     finalState = "failed";
@@ -397,7 +431,7 @@ export async function startAgent(config: AgentConfig, options: StartAgentOptions
     stopping ??= (async () => {
       stopRequested = true;
       wakeup.wake();
-      if (source.name === "stdin") await source.close();
+      if (stdin) await source.close();
       try {
         await loop;
         await drain();

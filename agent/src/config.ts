@@ -38,6 +38,13 @@ export const AgentEnvSchema = Type.Object({
     default: 512 * KiB,
     description: "batch size",
   }),
+  SVC_AGENT_KAFKA_MAX_MESSAGE_BYTES: integer({
+    minimum: 64 * KiB,
+    maximum: 1024 * MiB,
+    default: 1_048_588,
+    description:
+      "the topics' max.message.bytes (the broker's message.max.bytes, 1048588 by default, unless a topic sets its own)",
+  }),
   SVC_AGENT_SEND_CONCURRENCY: integer({
     minimum: 1,
     maximum: 5,
@@ -143,6 +150,15 @@ export function parseAgentConfig(env: Record<string, string | undefined>): Agent
     throw invalid(
       "SVC_AGENT_MAX_IN_FLIGHT_BYTES",
       `must be at least SVC_AGENT_BATCH_BYTES + SVC_AGENT_MAX_LINE_BYTES (${parsed.SVC_AGENT_BATCH_BYTES + parsed.SVC_AGENT_MAX_LINE_BYTES})`,
+    );
+  }
+  // One tenant's batch is one record batch: it closes past SVC_AGENT_BATCH_BYTES by at most one line (and a dead
+  // letter's headers), and records add about 10 % of framing. A larger one is refused for good (MESSAGE_TOO_LARGE).
+  const largestBatch = Math.ceil((parsed.SVC_AGENT_BATCH_BYTES + parsed.SVC_AGENT_MAX_LINE_BYTES) * 1.1) + 4 * KiB;
+  if (largestBatch > parsed.SVC_AGENT_KAFKA_MAX_MESSAGE_BYTES) {
+    throw invalid(
+      "SVC_AGENT_BATCH_BYTES",
+      `with SVC_AGENT_MAX_LINE_BYTES a batch reaches ${largestBatch} bytes on the wire, more than SVC_AGENT_KAFKA_MAX_MESSAGE_BYTES (${parsed.SVC_AGENT_KAFKA_MAX_MESSAGE_BYTES}) lets Kafka take: lower either, or raise the topics' max.message.bytes and that setting`,
     );
   }
   const dlqTopic = parsed.SVC_AGENT_DLQ_TOPIC ?? `${parsed.SVC_AGENT_TOPIC}.dlq`;

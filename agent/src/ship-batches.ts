@@ -23,8 +23,13 @@ export interface KafkaMessage extends BatchMessage {
  */
 export interface Batch {
   readonly messages: KafkaMessage[];
-  /** Source bytes of its lines (newlines included): what the in-flight bound counts. */
+  /** Source bytes of its lines (newlines included): what the checkpoint and the shipped-bytes counter count. */
   bytes: number;
+  /**
+   * What its messages weigh: their source bytes, plus a dead letter's headers and objects (a short bad line costs
+   * far more than its bytes). The batch size and the in-flight bound count this.
+   */
+  weight: number;
   records: number;
   /** Dead-lettered lines by reason; undefined while there is none. */
   dead: Map<DeadLetterReason, number> | undefined;
@@ -63,6 +68,8 @@ export interface ShipBatchesOptions {
 export class ShipBatches {
   readonly #options: ShipBatchesOptions;
   readonly #changed = new Wakeup();
+  /** Woken by abort() only: a retry's backoff is not cut short by the other batches' acknowledgements. */
+  readonly #aborting = new Wakeup();
   /** The batch lines are added to; full batches wait in #full for a send slot. */
   #open: Batch | undefined;
   #full: Batch[] = [];
@@ -81,7 +88,7 @@ export class ShipBatches {
     this.#options = options;
   }
 
-  /** Source bytes of the lines added and not yet acknowledged. */
+  /** Weight (source bytes, and dead letters' headers) of the lines added and not yet acknowledged. */
   get inFlightBytes(): number {
     return this.#pendingBytes + this.#sendingBytes;
   }
@@ -102,7 +109,8 @@ export class ShipBatches {
 
   /**
    * Adds one line: its message, `record` or the reason it is dead-lettered, the source bytes it took (newline
-   * included), and where it ends (file, offset after its newline, read position).
+   * included), where it ends (file, offset after its newline, read position) and what its message weighs (its
+   * source bytes for a record).
    */
   add(
     message: KafkaMessage,
@@ -111,6 +119,7 @@ export class ShipBatches {
     file: SourceFile,
     end: number,
     readEnd: number,
+    weight: number = sourceBytes,
   ): void {
     let batch = this.#open;
     const opened = batch === undefined;
@@ -118,6 +127,7 @@ export class ShipBatches {
       batch = {
         messages: [],
         bytes: 0,
+        weight: 0,
         records: 0,
         dead: undefined,
         file,
@@ -130,6 +140,7 @@ export class ShipBatches {
     }
     batch.messages.push(message);
     batch.bytes += sourceBytes;
+    batch.weight += weight;
     if (kind === "record") batch.records += 1;
     else {
       batch.dead ??= new Map();
@@ -138,8 +149,8 @@ export class ShipBatches {
     batch.file = file;
     batch.end = end;
     batch.readEnd = readEnd;
-    this.#pendingBytes += sourceBytes;
-    if (batch.bytes >= this.#options.batchBytes) {
+    this.#pendingBytes += weight;
+    if (batch.weight >= this.#options.batchBytes) {
       this.#full.push(batch);
       this.#open = undefined;
       this.#schedule();
@@ -172,6 +183,7 @@ export class ShipBatches {
     this.#aborted = true;
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#changed.wake();
+    this.#aborting.wake();
   }
 
   /** The next batch to send now, or undefined: a full one, else the open one once its linger time passed. */
@@ -209,8 +221,8 @@ export class ShipBatches {
   }
 
   #start(batch: Batch): void {
-    this.#pendingBytes -= batch.bytes;
-    this.#sendingBytes += batch.bytes;
+    this.#pendingBytes -= batch.weight;
+    this.#sendingBytes += batch.weight;
     this.#sending.push(batch);
     void this.#sendWithRetry(batch.messages).then((sent) => {
       if (!sent) return;
@@ -224,7 +236,7 @@ export class ShipBatches {
     const { metrics } = this.#options;
     while (this.#sending[0]?.acked) {
       const batch = this.#sending.shift() as Batch;
-      this.#sendingBytes -= batch.bytes;
+      this.#sendingBytes -= batch.weight;
       metrics.recordsShipped.inc(batch.records);
       if (batch.dead) for (const [reason, n] of batch.dead) metrics.deadLettered.inc({ reason }, n);
       this.#options.onAcked(batch);
@@ -262,7 +274,7 @@ export class ShipBatches {
             { err: error, code: error.code, attempt, delayMs: delay, records: messages.length },
             "send failed; retrying",
           );
-          await this.#changed.wait(delay);
+          await this.#aborting.wait(delay);
         }
       }
     } finally {

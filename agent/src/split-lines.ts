@@ -26,6 +26,8 @@ export class LineSplitter {
   readonly #maxLineBytes: number;
   #held: Buffer[] = [];
   #heldBytes = 0;
+  /** Every byte of the held partial line read so far, those past `maxLineBytes` too. */
+  #heldSourceBytes = 0;
   #heldStart = 0;
   #heldTooLarge = false;
   #holding = false;
@@ -88,9 +90,9 @@ export class LineSplitter {
     return this.#holding ? this.#release(end) : undefined;
   }
 
-  /** Forgets the held partial line (its file was truncated); returns how many bytes were held. */
+  /** Forgets the held partial line (its file was truncated); returns its bytes read so far (kept or not). */
   discard(): number {
-    const bytes = this.#heldBytes;
+    const bytes = this.#heldSourceBytes;
     this.#reset();
     return bytes;
   }
@@ -100,6 +102,7 @@ export class LineSplitter {
       this.#holding = true;
       this.#heldStart = start;
     }
+    this.#heldSourceBytes += bytes.length;
     const room = this.#maxLineBytes - this.#heldBytes;
     if (bytes.length > room) this.#heldTooLarge = true;
     const kept = bytes.length > room ? bytes.subarray(0, Math.max(room, 0)) : bytes;
@@ -124,6 +127,7 @@ export class LineSplitter {
   #reset(): void {
     this.#held = [];
     this.#heldBytes = 0;
+    this.#heldSourceBytes = 0;
     this.#heldTooLarge = false;
     this.#holding = false;
   }

@@ -36,6 +36,32 @@ describe("agent configuration", () => {
     expect(error.subject).toBe("SVC_AGENT_KAFKA_BROKERS");
   });
 
+  test("a batch and a line that together pass the topics' message limit are refused, naming the batch size", () => {
+    const env = { SVC_AGENT_SOURCE: "-", SVC_AGENT_KAFKA_BROKERS: "a:1" };
+    // 768 KiB + 512 KiB with framing passes Kafka's default 1048588 bytes.
+    const tooLarge = thrownBy(
+      () =>
+        parseAgentConfig({
+          ...env,
+          SVC_AGENT_BATCH_BYTES: String(768 * 1024),
+          SVC_AGENT_MAX_LINE_BYTES: String(512 * 1024),
+        }),
+      AgentError,
+    );
+    expect(tooLarge.code).toBe("AGENT_CONFIG_INVALID");
+    expect(tooLarge.subject).toBe("SVC_AGENT_BATCH_BYTES");
+    expect(tooLarge.message).toContain("SVC_AGENT_KAFKA_MAX_MESSAGE_BYTES (1048588)");
+    // The same sizes are taken once the topics accept 2 MiB messages; the largest default-limit pair is taken too.
+    const raised = parseAgentConfig({
+      ...env,
+      SVC_AGENT_BATCH_BYTES: String(768 * 1024),
+      SVC_AGENT_MAX_LINE_BYTES: String(512 * 1024),
+      SVC_AGENT_KAFKA_MAX_MESSAGE_BYTES: String(2 * 1024 * 1024),
+    });
+    expect(raised.batchBytes).toBe(768 * 1024);
+    expect(parseAgentConfig({ ...env, SVC_AGENT_BATCH_BYTES: String(768 * 1024) }).maxLineBytes).toBe(64 * 1024);
+  });
+
   test("each bad config value exits non-zero naming the field", async () => {
     const good = {
       ...baseEnv(),
@@ -50,6 +76,7 @@ describe("agent configuration", () => {
       ["SVC_AGENT_CHECKPOINT_FILE", { SVC_AGENT_CHECKPOINT_FILE: undefined }],
       ["SVC_AGENT_MAX_LINE_BYTES", { SVC_AGENT_MAX_LINE_BYTES: "12" }],
       ["SVC_AGENT_BATCH_BYTES", { SVC_AGENT_BATCH_BYTES: "1MB" }],
+      ["SVC_AGENT_KAFKA_MAX_MESSAGE_BYTES", { SVC_AGENT_KAFKA_MAX_MESSAGE_BYTES: "1000" }],
       ["SVC_AGENT_SEND_CONCURRENCY", { SVC_AGENT_SEND_CONCURRENCY: "6" }],
       ["SVC_AGENT_LINGER_MS", { SVC_AGENT_LINGER_MS: "-1" }],
       ["SVC_AGENT_MAX_IN_FLIGHT_BYTES", { SVC_AGENT_MAX_IN_FLIGHT_BYTES: "5000" }],

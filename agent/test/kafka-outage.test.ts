@@ -55,6 +55,8 @@ describeWithServers("agent while its Kafka is stopped and started again (a priva
       return behind > size / 2 && (await sample("svc_agent_in_flight_bytes")) > maxInFlight / 2;
     });
     expect(await sample("svc_agent_in_flight_bytes")).toBeLessThanOrEqual(maxInFlight);
+    // The memory behind it: the read buffers holding the unacknowledged lines (256 KiB each), not the 800 KB appended.
+    expect(await sample("svc_agent_read_buffer_bytes")).toBeLessThanOrEqual(512 * 1024);
     expect(await sample("svc_agent_lines_read_total")).toBeLessThan(2_200);
     // Stalled: batches fail and are retried (batches sent while the broker was stopping may still have landed).
     await until(
@@ -71,5 +73,53 @@ describeWithServers("agent while its Kafka is stopped and started again (a priva
     const missing: string[] = [];
     for (let n = 0; n < 2_200; n += 1) if (!counts.has(`outage-${n}`)) missing.push(`outage-${n}`);
     expect(missing).toEqual([]);
+  }, 150_000);
+
+  test("standard input that ends while the broker is down is sent once it is back, past the shutdown timeout", async () => {
+    const broker = kafka as PrivateServers;
+    const brokers = (broker.env.SVC_STACK_KAFKA_BROKERS ?? "").split(",");
+    const topics = await createTopics(brokers, "agent-outage-stdin");
+    await broker.stop();
+    let input: ReadableStreamDefaultController<Uint8Array> | undefined;
+    const stdin = new ReadableStream<Uint8Array>({
+      start(controller) {
+        input = controller;
+      },
+    });
+    const piped = await startAgent(
+      testConfig({
+        SVC_AGENT_KAFKA_BROKERS: brokers.join(","),
+        SVC_AGENT_TOPIC: topics.topic,
+        SVC_AGENT_SOURCE: "-",
+        SVC_AGENT_KAFKA_TIMEOUT_MS: "2000",
+        // A pipe cannot be read again: its end is no signal, so this bound is not what limits the wait.
+        SVC_AGENT_SHUTDOWN_TIMEOUT_MS: "0",
+      }),
+      { stdin },
+    );
+    let settled = false;
+    piped.done.then(
+      () => {
+        settled = true;
+      },
+      () => {
+        settled = true;
+      },
+    );
+    input?.enqueue(Buffer.from(lines("stdin-outage", 0, 100)));
+    input?.close();
+    await waitFor(
+      "sends retried after standard input ended",
+      async () => ((await scrape(piped.metricsUrl, "svc_agent_send_retries_total")) >= 2 ? true : undefined),
+      { timeoutMs: 30_000, intervalMs: 50 },
+    );
+    expect(settled).toBe(false);
+    expect(piped.state()).toBe("kafka-retrying");
+    await broker.start();
+    await piped.done;
+    expect(piped.state()).toBe("stopped");
+    const counts = idCounts(await readTopic(brokers, topics.topic));
+    const once = [...Array(100).keys()].filter((n) => counts.get(`stdin-outage-${n}`) === 1);
+    expect(once.length).toBe(100);
   }, 150_000);
 });

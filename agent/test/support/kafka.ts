@@ -20,21 +20,23 @@ export async function createTopics(brokers: string[], purpose = "agent"): Promis
   return {
     topic,
     dlq,
-    async remove() {
-      const client = admin(brokers);
-      try {
-        await client.deleteTopics({ topics: [topic, dlq] });
-      } finally {
-        await client.close();
-      }
-    },
+    remove: () => removeTopics(brokers, [topic, dlq]),
   };
 }
 
-export async function createTopic(brokers: string[], topic: string): Promise<void> {
+export async function createTopic(brokers: string[], topic: string, partitions = 6): Promise<void> {
   const client = admin(brokers);
   try {
-    await client.createTopics({ topics: [topic], partitions: 6, replicas: 1 });
+    await client.createTopics({ topics: [topic], partitions, replicas: 1 });
+  } finally {
+    await client.close();
+  }
+}
+
+export async function removeTopics(brokers: string[], topics: string[]): Promise<void> {
+  const client = admin(brokers);
+  try {
+    await client.deleteTopics({ topics });
   } finally {
     await client.close();
   }
