@@ -29,28 +29,49 @@ export const AuditRecordSchema = Type.Object(
 
 export type AuditRecord = Static<typeof AuditRecordSchema>;
 
-/** Name segments (split on `_`, `-`, `.`, camelCase) that mark an attribute as holding a secret. */
+/**
+ * Name segments (split on `_`, `-`, `.`, camelCase and acronyms: `APIKey` is `api`, `key`) that mark an attribute as
+ * holding a secret; with the words a name often runs together (`apikey`, `clientsecret`) and their plurals.
+ */
 const SENSITIVE_SEGMENTS = new Set([
   "password",
+  "passwords",
   "passwd",
+  "pwd",
+  "passcode",
   "passphrase",
+  "passphrases",
   "secret",
+  "secrets",
+  "clientsecret",
   "token",
+  "accesstoken",
+  "refreshtoken",
+  "idtoken",
+  "authtoken",
   "credential",
   "credentials",
+  "authorization",
+  "cookie",
+  "apikey",
+  "privatekey",
+  "privkey",
   "face",
   "biometric",
   "plaintext",
 ]);
 const SENSITIVE_PAIRS = [
   ["private", "key"],
+  ["priv", "key"],
   ["key", "material"],
   ["api", "key"],
+  ["set", "cookie"],
 ] as const;
 
 function segments(name: string): string[] {
   return name
     .replace(/([a-z0-9])([A-Z])/g, "$1_$2")
+    .replace(/([A-Z]+)([A-Z][a-z])/g, "$1_$2")
     .toLowerCase()
     .split(/[_.\-\s]+/)
     .filter((s) => s !== "");
@@ -59,7 +80,9 @@ function segments(name: string): string[] {
 /**
  * Audit records carry no sensitive plaintext (spec): an attribute whose name says it holds a secret is refused
  * rather than written. Whole name segments are compared, so `interface`, `bypass` or `max_tokens` pass while
- * `passphrase`, `api_token` or `privateKey` do not.
+ * `passphrase`, `api_token`, `privateKey`, `APIKey` or `clientsecret` do not. A name check cannot see a secret under
+ * an innocent name (`note: "hunter2"`): the emitter's value check catches tokens, PEM blocks and long random keys, not
+ * a short password, so handlers must not pass request fields into attributes.
  */
 export function isSensitiveAttribute(name: string): boolean {
   const parts = segments(name);

@@ -74,26 +74,49 @@ test("a missing required field is refused", () => {
   expect(errorOf(() => parseRecordLine(JSON.stringify(withoutResult))).code).toBe("AUDIT_RECORD_INVALID");
 });
 
-test.each(["passphrase", "api_token", "private_key", "privateKey", "face_template", "key-material", "db.password"])(
-  "an attribute named %s is refused as sensitive, and nothing is encoded",
-  (name) => {
-    const error = errorOf(() => encodeRecord({ ...record, attributes: { [name]: "x" } }));
-    expect(error.code).toBe("AUDIT_RECORD_SENSITIVE_FIELD");
-    expect(error.subject).toBe(`/attributes/${name}`);
-  },
-);
+test.each([
+  "passphrase",
+  "api_token",
+  "private_key",
+  "privateKey",
+  "face_template",
+  "key-material",
+  "db.password",
+  "pwd",
+  "APIKey",
+  "apikey",
+  "clientsecret",
+  "client_secrets",
+  "PRIVKEY",
+  "refreshtoken",
+  "Authorization",
+  "set-cookie",
+])("an attribute named %s is refused as sensitive, and nothing is encoded", (name) => {
+  const error = errorOf(() => encodeRecord({ ...record, attributes: { [name]: "x" } }));
+  expect(error.code).toBe("AUDIT_RECORD_SENSITIVE_FIELD");
+  expect(error.subject).toBe(`/attributes/${name}`);
+});
 
 test("ordinary attributes are kept", () => {
   const withAttributes = { ...record, attributes: { grpc_status: "OK", peer: "10.0.0.7" } };
   expect(parseRecordLine(encodeRecord(withAttributes).trimEnd()).attributes).toEqual(withAttributes.attributes);
 });
 
-test.each(["interface", "surface", "bypass", "compass", "max_tokens", "keyspace", "public_key_id", "grpc_status"])(
-  "an ordinary attribute named %s is not mistaken for a secret",
-  (name) => {
-    expect(isSensitiveAttribute(name)).toBe(false);
-    expect(parseRecordLine(encodeRecord({ ...record, attributes: { [name]: "v" } }).trimEnd()).attributes).toEqual({
-      [name]: "v",
-    });
-  },
-);
+test.each([
+  "interface",
+  "surface",
+  "bypass",
+  "compass",
+  "max_tokens",
+  "keyspace",
+  "public_key_id",
+  "grpc_status",
+  "key_id",
+  "HTTPStatus",
+  "secretary",
+])("an ordinary attribute named %s is not mistaken for a secret", (name) => {
+  expect(isSensitiveAttribute(name)).toBe(false);
+  expect(parseRecordLine(encodeRecord({ ...record, attributes: { [name]: "v" } }).trimEnd()).attributes).toEqual({
+    [name]: "v",
+  });
+});
