@@ -26,16 +26,23 @@ export interface RunServiceOptions<C, S extends RunnableService, L extends Servi
   start: (config: C, logger: L) => Promise<S>;
   /** Logged once the service runs. */
   started?: (service: S, config: C) => Record<string, unknown>;
-  /** Defaults: `process.exit`, `process.stderr`, `process` (its SIGTERM/SIGINT). Tests replace them. */
+  /** Defaults: `process.exit`, `process.stderr`, `process` (its SIGTERM/SIGINT/SIGHUP). Tests replace them. */
   exit?: (code: number) => void;
   stderr?: { write(text: string): unknown };
-  signals?: { once(signal: "SIGTERM" | "SIGINT", listener: () => void): unknown };
+  signals?: {
+    once(signal: "SIGTERM" | "SIGINT", listener: () => void): unknown;
+    on(signal: "SIGHUP", listener: () => void): unknown;
+  };
 }
 
 /**
  * The life of a service process, the same for every `main.ts`: settings (exit 2 naming the bad one), start (exit 1
- * when it fails), SIGTERM/SIGINT → graceful stop (exit 0, or 1 when the stop failed), a service that ends by
- * itself exits 0 or 1 as it ended.
+ * when it fails), SIGTERM/SIGINT → graceful stop (exit 0, or 1 when the stop failed, logged "shutdown incomplete"),
+ * a service that ends by itself exits 0 or 1 as it ended. Once a stop has begun, only its outcome decides the exit:
+ * a `done` that resolves meanwhile (a service that settles `done` as its stop ends, failed or not) does not exit 0
+ * before it. SIGHUP is logged and ignored: its default action ends the process, and a rotator's `postrotate kill
+ * -HUP` would then stop the service; no service reloads anything on it (a file is followed by its path). A signal
+ * listener does not keep the process alive by itself.
  */
 export async function runService<C, S extends RunnableService, L extends ServiceLogger>(
   options: RunServiceOptions<C, S, L>,
@@ -52,6 +59,8 @@ export async function runService<C, S extends RunnableService, L extends Service
     return;
   }
   const logger = options.createLogger(config);
+  // Before start: a rotator's SIGHUP during a long start (the KMS unsealing) must not end the process either.
+  signals.on("SIGHUP", () => logger.info({ signal: "SIGHUP" }, "SIGHUP ignored: nothing is reloaded on it"));
   let service: S;
   try {
     service = await options.start(config, logger);
@@ -61,7 +70,9 @@ export async function runService<C, S extends RunnableService, L extends Service
     return;
   }
   logger.info(options.started?.(service, config) ?? {}, `${options.name} started`);
+  let stopping = false;
   const shutdown = (signal: string) => {
+    stopping = true;
     logger.info({ signal }, "shutting down");
     service.stop().then(
       () => exit(SERVICE_EXIT.ok),
@@ -74,7 +85,10 @@ export async function runService<C, S extends RunnableService, L extends Service
   signals.once("SIGTERM", () => shutdown("SIGTERM"));
   signals.once("SIGINT", () => shutdown("SIGINT"));
   service.done.then(
-    () => exit(SERVICE_EXIT.ok),
+    () => {
+      // A stop under way settles the exit code: its failure must not become an exit 0.
+      if (!stopping) exit(SERVICE_EXIT.ok);
+    },
     (error: unknown) => {
       logger.fatal({ err: error }, `${options.name} failed`);
       exit(SERVICE_EXIT.failed);

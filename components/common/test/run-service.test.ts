@@ -6,6 +6,8 @@ interface Run {
   exits: number[];
   stderr: string[];
   logs: Array<[string, string]>;
+  /** Each log call's fields, in the order of `logs`. */
+  fields: object[];
   signals: EventEmitter;
   exited: Promise<number>;
 }
@@ -15,16 +17,17 @@ function run(options: { parse?: () => string; start?: () => Promise<RunnableServ
   const exits: number[] = [];
   const stderr: string[] = [];
   const logs: Array<[string, string]> = [];
+  const fields: object[] = [];
   const signals = new EventEmitter();
   let onExit: (code: number) => void = () => {};
   const exited = new Promise<number>((resolve) => {
     onExit = resolve;
   });
-  const logger: ServiceLogger = {
-    info: (_, message) => logs.push(["info", message]),
-    error: (_, message) => logs.push(["error", message]),
-    fatal: (_, message) => logs.push(["fatal", message]),
+  const log = (level: string) => (logged: object, message: string) => {
+    logs.push([level, message]);
+    fields.push(logged);
   };
+  const logger: ServiceLogger = { info: log("info"), error: log("error"), fatal: log("fatal") };
   void runService({
     name: "svc-test",
     parseConfig: options.parse ?? (() => "config"),
@@ -37,7 +40,7 @@ function run(options: { parse?: () => string; start?: () => Promise<RunnableServ
     stderr: { write: (text: string) => stderr.push(text) },
     signals,
   });
-  return { exits, stderr, logs, signals, exited };
+  return { exits, stderr, logs, fields, signals, exited };
 }
 
 /** Until runService has registered its `signal` handler (bounded: a run that never does fails the wait). */
@@ -121,4 +124,91 @@ test("a service that ends by itself exits 0, one that fails exits 1", async () =
   const failed = run({ start: async () => service({ done: Promise.reject(new Error("bucket gone")) }) });
   expect(await failed.exited).toBe(SERVICE_EXIT.failed);
   expect(failed.logs).toContainEqual(["fatal", "svc-test failed"]);
+});
+
+test("a stop that fails after settling done exits 1 (not 0) and logs why the shutdown was incomplete", async () => {
+  const failure = new Error("batches not written within the shutdown timeout");
+  let resolveDone: () => void = () => {};
+  const done = new Promise<void>((resolve) => {
+    resolveDone = resolve;
+  });
+  // The queue consumer's shape: its stop settles `done` either way, then rethrows the stop's failure.
+  let stopCall: Promise<void> | undefined;
+  const r = run({
+    start: async () =>
+      service({
+        done,
+        stop: () => {
+          stopCall = (async () => {
+            resolveDone();
+            await done;
+            throw failure;
+          })();
+          return stopCall;
+        },
+      }),
+  });
+  await listening(r, "SIGTERM");
+  r.signals.emit("SIGTERM");
+  expect(await r.exited).toBe(SERVICE_EXIT.failed);
+  // runService's handlers on the stop and on done ran before this wait's: every exit is in.
+  await stopCall?.catch(() => undefined);
+  expect(r.exits).toEqual([SERVICE_EXIT.failed]);
+  const at = r.logs.findIndex(([level, message]) => level === "error" && message === "shutdown incomplete");
+  expect(at).toBeGreaterThanOrEqual(0);
+  expect(r.fields[at]).toEqual({ err: failure });
+});
+
+test("a stop that succeeds after settling done exits 0, once", async () => {
+  let resolveDone: () => void = () => {};
+  const done = new Promise<void>((resolve) => {
+    resolveDone = resolve;
+  });
+  let stopCall: Promise<void> | undefined;
+  const r = run({
+    start: async () =>
+      service({
+        done,
+        stop: () => {
+          stopCall = (async () => {
+            resolveDone();
+            await done;
+          })();
+          return stopCall;
+        },
+      }),
+  });
+  await listening(r, "SIGINT");
+  r.signals.emit("SIGINT");
+  expect(await r.exited).toBe(SERVICE_EXIT.ok);
+  // runService's handlers on the stop and on done ran before this wait's: every exit is in.
+  await stopCall;
+  expect(r.exits).toEqual([SERVICE_EXIT.ok]);
+});
+
+test("SIGHUP is logged and ignored: the service keeps running and still stops on SIGTERM", async () => {
+  let stopped = 0;
+  const r = run({
+    start: async () =>
+      service({
+        stop: async () => {
+          stopped += 1;
+        },
+      }),
+  });
+  await listening(r, "SIGHUP");
+  r.signals.emit("SIGHUP");
+  r.signals.emit("SIGHUP"); // every one, not only the first
+  const hups = r.logs.flatMap(([level, message], i) =>
+    message.startsWith("SIGHUP ignored") ? [[level, r.fields[i]]] : [],
+  );
+  expect(hups).toEqual([
+    ["info", { signal: "SIGHUP" }],
+    ["info", { signal: "SIGHUP" }],
+  ]);
+  expect(r.exits).toEqual([]);
+  expect(stopped).toBe(0);
+  r.signals.emit("SIGTERM");
+  expect(await r.exited).toBe(SERVICE_EXIT.ok);
+  expect(stopped).toBe(1);
 });
