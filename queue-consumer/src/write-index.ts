@@ -47,9 +47,15 @@ function eventColumns(
   };
 }
 
-/** The SQLSTATE of a PostgreSQL error (Bun's `errno`), if any. */
-function sqlState(error: unknown): unknown {
-  return (error as { errno?: unknown; code?: unknown }).errno ?? (error as { code?: unknown }).code;
+/**
+ * The SQLSTATE of a PostgreSQL error (Bun's `errno`), else the error's own code (Bun's `ERR_POSTGRES_*` for a
+ * failure of its own, a socket's `ECONNRESET`, ...), if any.
+ */
+function sqlState(error: unknown): string | undefined {
+  if (typeof error !== "object" || error === null) return undefined;
+  const { errno, code } = error as { errno?: unknown; code?: unknown };
+  if (typeof errno === "string") return errno;
+  return typeof code === "string" ? code : undefined;
 }
 
 export interface IndexedBatch {
@@ -63,16 +69,44 @@ function sqlMessage(error: unknown): string {
 }
 
 /**
- * Whether the index write may succeed later: a connection or server-side transient failure, not one of this
- * module's own (`QueueConsumerError`, which says itself).
+ * SQLSTATEs that heal by themselves: classes 08 (connection exception), 40 (transaction rollback: serialization
+ * failure, deadlock), 53 (insufficient resources: disk full, out of memory, too many connections), 57 (operator
+ * intervention: admin or crash shutdown, cannot connect now, a cancelled statement), 58 (system error: I/O), and
+ * 55P03 (lock not available) and 25006 (read-only transaction: a primary that failed over is a standby until it is
+ * pointed at the new one).
+ */
+const TRANSIENT_SQLSTATE = /^(08|40|53|57|58)[0-9A-Z]{3}$|^55P03$|^25006$/;
+
+/**
+ * Bun's own codes (no SQLSTATE) for a connection that could not be made, was lost or timed out, and a cancelled
+ * query; the other `ERR_POSTGRES_*` (authentication, TLS, protocol, a transaction misused) do not heal by waiting.
+ */
+const TRANSIENT_BUN_CODES = new Set([
+  "ERR_POSTGRES_CONNECTION_CLOSED",
+  "ERR_POSTGRES_CONNECTION_FAILED",
+  "ERR_POSTGRES_CONNECTION_REFUSED",
+  "ERR_POSTGRES_CONNECTION_TIMEOUT",
+  "ERR_POSTGRES_IDLE_TIMEOUT",
+  "ERR_POSTGRES_LIFETIME_TIMEOUT",
+  "ERR_POSTGRES_QUERY_CANCELLED",
+]);
+
+/** A socket's own failure (Node's codes), should one reach the writer without Bun's wrapping. */
+const NETWORK_CODES = new Set(["ECONNRESET", "ECONNREFUSED", "ETIMEDOUT", "EPIPE", "EHOSTUNREACH", "ENETUNREACH"]);
+
+/**
+ * Whether the index write may succeed later: an allow-list of transient causes (`TRANSIENT_SQLSTATE`, a lost or
+ * refused connection), or what one of this module's own errors (`QueueConsumerError`) says. Anything else does not
+ * heal by retrying the same batch, and stops the writer with `QUEUE_CONSUMER_INDEX_FAILED` instead of holding the
+ * partition forever: a data or constraint error (22, 23), an undefined column (42), 54000 (an index row past the
+ * B-tree's 2704 bytes: a field far longer than the record schema allows, from a producer that is not the agent), an
+ * internal error (XX000), or a JavaScript error (a bug, e.g. `ERR_OUT_OF_RANGE`).
  */
 export function canRetryIndex(error: unknown): boolean {
   if (error instanceof QueueConsumerError) return error.canRetry;
-  const code = sqlState(error);
-  // SQLSTATE classes 22 (data exception), 23 (constraint) and 42 (syntax, undefined object) do not heal by
-  // themselves; every other failure (connection lost, 40001/40P01, 53xxx resources, 57P01 shutdown) may.
-  if (typeof code === "string" && /^(22|23|42)[0-9A-Z]{3}$/.test(code)) return false;
-  return true;
+  const state = sqlState(error);
+  if (state === undefined) return false;
+  return TRANSIENT_SQLSTATE.test(state) || TRANSIENT_BUN_CODES.has(state) || NETWORK_CODES.has(state);
 }
 
 /** Sends `payload` (binary `COPY` rows) to a `COPY … FROM STDIN`; resolves once stored, rejects with the server's error. */

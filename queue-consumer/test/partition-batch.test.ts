@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { thrownBy } from "@svc/testkit";
+import { SQL } from "bun";
 import {
   batchEvents,
   EVENTS_PER_CHUNK,
@@ -292,7 +293,8 @@ describe("PartitionBatch", () => {
       false,
     ]);
     // the index write does not retry it (the same keys would be missing again), as it retries a lost connection
-    expect([canRetryIndex(missing), canRetryIndex(new Error("Connection closed"))]).toEqual([false, true]);
+    const lost = new SQL.PostgresError("Connection closed", { code: "ERR_POSTGRES_CONNECTION_CLOSED" });
+    expect([canRetryIndex(missing), canRetryIndex(lost)]).toEqual([false, true]);
   });
 
   test("closes by bytes and records; keeps when its first record came (the age's start)", () => {

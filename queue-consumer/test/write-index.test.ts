@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { rejectionOf, waitFor } from "@svc/testkit";
+import { hangUpListener, rejectionOf, waitFor } from "@svc/testkit";
 import { SQL } from "bun";
 import {
   ensureIndexSchema,
@@ -8,6 +8,7 @@ import {
   WRITER_VERSION_REFUSED,
   writeBatchIndex,
 } from "../index.ts";
+import { canRetryIndex } from "../src/write-index.ts";
 import {
   backToVersion5Events,
   batchOf,
@@ -434,6 +435,36 @@ describe("writeBatchIndex", () => {
     expect(error.canRetry).toBe(false);
   });
 
+  test("an index row past the B-tree's limit (an id far beyond the record schema's 128) stops the writer: 54000, not retried", async () => {
+    // Random characters: a repeated one would be compressed under the limit.
+    const id = Array.from({ length: 3_000 }, () => String.fromCharCode(33 + Math.floor(Math.random() * 90))).join("");
+    const error = await rejectionOf(
+      writeBatchIndex(sql, schema, batchOf([{ id, time: "2026-11-23T09:03:00Z" }], 5_000n), object("v-long-id")),
+      QueueConsumerError,
+    );
+    expect(error.code).toBe("QUEUE_CONSUMER_INDEX_FAILED");
+    expect((error.cause as SQL.PostgresError).errno).toBe("54000");
+    expect(error.canRetry).toBe(false);
+  });
+
+  test("a server that hangs up is retried", async () => {
+    const listener = hangUpListener();
+    // Bun's pool dials again until its connectionTimeout (s) is spent.
+    const down = new SQL({ url: listener.url.replace("http:", "postgres:"), max: 1, connectionTimeout: 1 });
+    try {
+      const error = await rejectionOf(
+        writeBatchIndex(down, schema, batchOf([{ id: "x", time: "2026-11-23T09:04:00Z" }], 1n), object("v-down")),
+        QueueConsumerError,
+      );
+      expect(error.code).toBe("QUEUE_CONSUMER_INDEX_FAILED");
+      expect((error.cause as SQL.PostgresError).code).toStartWith("ERR_POSTGRES_CONNECTION_");
+      expect(error.canRetry).toBe(true);
+    } finally {
+      await down.close();
+      listener.stop();
+    }
+  });
+
   test("a bad schema name is refused before any SQL", async () => {
     const error = await rejectionOf(ensureIndexSchema(sql, 'bad"name'), QueueConsumerError);
     expect(error.code).toBe("QUEUE_CONSUMER_SCHEMA_FAILED");
@@ -619,4 +650,49 @@ describe("writeBatchIndex", () => {
       await dropSchema(sql, newer);
     }
   });
+});
+
+describe("canRetryIndex", () => {
+  const server = (errno: string) =>
+    new SQL.PostgresError(`SQLSTATE ${errno}`, { code: "ERR_POSTGRES_SERVER_ERROR", errno });
+  const bun = (code: string) => new SQL.PostgresError(code, { code });
+  const cases: [what: string, error: unknown, canRetry: boolean][] = [
+    ["40001 serialization failure", server("40001"), true],
+    ["40P01 deadlock", server("40P01"), true],
+    ["08006 connection failure", server("08006"), true],
+    ["53300 too many connections", server("53300"), true],
+    ["53100 disk full", server("53100"), true],
+    ["57P01 admin shutdown", server("57P01"), true],
+    ["57014 statement cancelled", server("57014"), true],
+    ["58030 I/O error", server("58030"), true],
+    ["55P03 lock not available", server("55P03"), true],
+    ["25006 read-only transaction (a failed-over primary)", server("25006"), true],
+    ["connection closed", bun("ERR_POSTGRES_CONNECTION_CLOSED"), true],
+    ["connection refused", bun("ERR_POSTGRES_CONNECTION_REFUSED"), true],
+    ["connection timeout", bun("ERR_POSTGRES_CONNECTION_TIMEOUT"), true],
+    ["a socket's ECONNRESET", Object.assign(new Error("read ECONNRESET"), { errno: -104, code: "ECONNRESET" }), true],
+    [
+      "a retriable QueueConsumerError",
+      new QueueConsumerError("QUEUE_CONSUMER_INDEX_FAILED", "x", { canRetry: true }),
+      true,
+    ],
+    ["54000 index row too large", server("54000"), false],
+    ["22008 datetime out of range", server("22008"), false],
+    ["23514 check violation", server("23514"), false],
+    ["42P01 undefined table", server("42P01"), false],
+    ["XX000 internal error", server("XX000"), false],
+    ["55006 object in use", server("55006"), false],
+    ["authentication failed", bun("ERR_POSTGRES_AUTHENTICATION_FAILED_PBKDF"), false],
+    ["an unsafe transaction", bun("ERR_POSTGRES_UNSAFE_TRANSACTION"), false],
+    ["ERR_OUT_OF_RANGE", Object.assign(new RangeError("offset out of range"), { code: "ERR_OUT_OF_RANGE" }), false],
+    ["an error without a code", new Error("boom"), false],
+    ["not an error", "boom", false],
+    ["null", null, false],
+    ["a QueueConsumerError that says no", new QueueConsumerError("QUEUE_CONSUMER_TENANT_KEY_MISSING", "x"), false],
+  ];
+  for (const [what, error, canRetry] of cases) {
+    test(`${what}: ${canRetry ? "retried" : "not retried"}`, () => {
+      expect(canRetryIndex(error)).toBe(canRetry);
+    });
+  }
 });
