@@ -110,7 +110,9 @@ export const QueueConsumerEnvSchema = Type.Object({
   }),
   SVC_AUDIT_INDEX_SCHEMA: Type.String({ pattern: IDENTIFIER, default: "audit", description: "index schema" }),
   SVC_AUDIT_RETRY_MAX_MS: integer({ minimum: 10, maximum: 600_000, default: 30_000, description: "longest backoff" }),
-  SVC_AUDIT_SHUTDOWN_TIMEOUT_MS: integer({ minimum: 0, maximum: 600_000, default: 25_000, description: "drain" }),
+  // At least a second: the drain writes every open batch (a PUT and an index transaction each); at 0 the stop would
+  // time out before its first write and every batch be read again by the next owner.
+  SVC_AUDIT_SHUTDOWN_TIMEOUT_MS: integer({ minimum: 1_000, maximum: 600_000, default: 25_000, description: "drain" }),
   SVC_AUDIT_S3_PUT_TIMEOUT_MS: integer({
     minimum: 100,
     maximum: 3_600_000,

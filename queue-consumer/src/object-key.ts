@@ -1,8 +1,21 @@
+/** The last ms of year 9999 UTC: later days have no `YYYY-MM-DD` (`+010000-01-01`, which `parseObjectKey` refuses). */
+const LAST_KEY_MS = Date.UTC(10_000, 0, 1) - 1;
+
+/**
+ * The moment whose UTC day and hour partition a batch first stamped `timestampMs`: that stamp when it lies in years
+ * 1970 to 9999, else the epoch (`dt=1970-01-01/hour=00`). A stamp outside them is the producer's error (Kafka's -1
+ * for none, a clock or a field gone wrong; past ±8.64e15 ms no `Date` holds it); the writer's clock instead would
+ * put the same batch, written again after a crash, under another key.
+ */
+function partitionTime(timestampMs: number): Date {
+  return new Date(timestampMs >= 0 && timestampMs <= LAST_KEY_MS ? timestampMs : 0);
+}
+
 /**
  * The key of a batch object (docs/audit-storage.md, "Key"):
  * `<prefix>v1/<topic>/dt=YYYY-MM-DD/hour=HH/partition=PPP/<first offset, 20 digits>.jsonl[.gz]`.
- * Everything is fixed by the batch's first record (its Kafka timestamp, UTC, and its offset), so a batch written
- * again after a crash lands on the same key.
+ * Everything is fixed by the batch's first record (its Kafka timestamp, UTC, or the epoch when that is outside
+ * years 1970 to 9999: `partitionTime`, and its offset), so a batch written again after a crash lands on the same key.
  */
 export function objectKey(parts: {
   prefix: string;
@@ -12,7 +25,7 @@ export function objectKey(parts: {
   firstTimestampMs: number;
   gzip: boolean;
 }): string {
-  const at = new Date(parts.firstTimestampMs);
+  const at = partitionTime(parts.firstTimestampMs);
   const day = at.toISOString().slice(0, 10);
   const hour = String(at.getUTCHours()).padStart(2, "0");
   const partition = String(parts.partition).padStart(3, "0");

@@ -70,6 +70,10 @@ describe("parseQueueConsumerConfig", () => {
     );
   });
 
+  test("a shutdown timeout of a second is the least taken", () => {
+    expect(parseQueueConsumerConfig({ ...VALID, SVC_AUDIT_SHUTDOWN_TIMEOUT_MS: "1000" }).shutdownTimeoutMs).toBe(1_000);
+  });
+
   const bad: [string, Record<string, string | undefined>][] = [
     ["SVC_AUDIT_S3_PAYLOAD_SIGNING", { SVC_AUDIT_S3_PAYLOAD_SIGNING: "sometimes" }],
     ["SVC_AUDIT_KAFKA_BROKERS", { SVC_AUDIT_KAFKA_BROKERS: "no-port" }],
@@ -103,6 +107,8 @@ describe("parseQueueConsumerConfig", () => {
     ["SVC_AUDIT_PG_POOL", { SVC_AUDIT_PG_POOL: "0" }],
     ["SVC_AUDIT_RETRY_MAX_MS", { SVC_AUDIT_RETRY_MAX_MS: "5" }],
     ["SVC_AUDIT_SHUTDOWN_TIMEOUT_MS", { SVC_AUDIT_SHUTDOWN_TIMEOUT_MS: "-1" }],
+    ["SVC_AUDIT_SHUTDOWN_TIMEOUT_MS", { SVC_AUDIT_SHUTDOWN_TIMEOUT_MS: "0" }],
+    ["SVC_AUDIT_SHUTDOWN_TIMEOUT_MS", { SVC_AUDIT_SHUTDOWN_TIMEOUT_MS: "999" }],
     ["SVC_AUDIT_S3_PUT_TIMEOUT_MS", { SVC_AUDIT_S3_PUT_TIMEOUT_MS: "soon" }],
   ];
   for (const [field, change] of bad) {

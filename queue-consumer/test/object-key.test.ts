@@ -37,3 +37,26 @@ test("parseObjectKey: any other key is no batch object's", () => {
     expect({ other, parts: parseObjectKey(other, "p/") }).toEqual({ other, parts: undefined });
   }
 });
+
+test("a first timestamp outside years 1970 to 9999 files the batch under the epoch's day and hour (not the writer's clock: a rewrite keeps its key)", () => {
+  const keyAt = (firstTimestampMs: number) =>
+    objectKey({ prefix: "p/", topic: "t", partition: 2, firstOffset: 7n, firstTimestampMs, gzip: false });
+  const partitionOf = (firstTimestampMs: number) => {
+    const parts = parseObjectKey(keyAt(firstTimestampMs), "p/");
+    return parts && `${parts.day}/${parts.hour}`;
+  };
+  // The edges stay where they are.
+  expect(partitionOf(0)).toBe("1970-01-01/00");
+  expect(partitionOf(Date.UTC(10_000, 0, 1) - 1)).toBe("9999-12-31/23");
+  for (const outside of [
+    -1, // Kafka's "no timestamp"
+    Date.UTC(1969, 11, 31, 23),
+    Date.UTC(10_000, 0, 1), // +010000-01-01: no YYYY-MM-DD
+    8.64e15 + 1, // past any Date: toISOString() would throw
+    -8.64e15 - 1,
+    Number.MAX_SAFE_INTEGER,
+    Number.NaN,
+  ]) {
+    expect({ outside, partition: partitionOf(outside) }).toEqual({ outside, partition: "1970-01-01/00" });
+  }
+});
