@@ -1,6 +1,7 @@
 import { promisify } from "node:util";
 import { gzip } from "node:zlib";
 import { PutObjectCommand, type S3Client, S3ServiceException } from "@aws-sdk/client-s3";
+import { isServerError, isThrottlingError, isTransientError } from "@smithy/core/retry";
 import type { BatchBody } from "./batch-body.ts";
 import { QueueConsumerError } from "./errors.ts";
 import { objectKey } from "./object-key.ts";
@@ -32,13 +33,27 @@ export interface WrittenObject {
   writtenAt: Date;
 }
 
-/** Whether S3 may accept the same PUT later: throttling, server errors and network failures. */
+/**
+ * Whether S3 may accept the same PUT later, as the SDK's own retry strategy decides it (`@smithy/core/retry`, the
+ * former `@smithy/service-error-classification`; the writer's client makes one attempt, `s3-client.ts`, so its
+ * loop does the retrying): throttling (429, `SlowDown`), transient (500/502/503/504, S3's 400 `RequestTimeout` of
+ * a slow upload, a clock skew the SDK corrected) and other server errors (5xx). Anything else S3 answered
+ * (`AccessDenied`, `InvalidRequest`, `NoSuchBucket`, `SignatureDoesNotMatch`: a wrong secret) stops the writer.
+ * No answer at all (connection refused or reset: Bun's `fetch` errors carry none of the Node codes the SDK knows)
+ * can be retried.
+ *
+ * Clock skew (403 `RequestTimeTooSkewed`, past S3's 15 min): with `maxAttempts: 1` the SDK still runs its signer's
+ * error handler (`@aws-sdk/core`, `AwsSdkSigV4Signer.errorHandler`, from `httpSigningMiddleware`, not the retry
+ * middleware): it sets the client's `systemClockOffset` from the answer's `ServerTime` or `Date` and flags the error
+ * `$metadata.clockSkewCorrected` when the offset moved by 4 min or more, which `isTransientError` counts. The next
+ * attempt on the same client signs with the corrected time and succeeds (put-batch-object.test.ts). A skew that
+ * persists after the correction is not flagged again, and stops the writer.
+ */
 function canRetryS3(error: unknown): boolean {
-  if (error instanceof S3ServiceException) {
-    const status = error.$metadata.httpStatusCode ?? 0;
-    return status === 0 || status === 408 || status === 429 || status >= 500 || error.$retryable !== undefined;
-  }
-  return true;
+  if (!(error instanceof S3ServiceException)) return true;
+  // The classifiers' `SdkError` types `cause` as an `Error`, ES2022's `Error` as `unknown`; they only read it.
+  const answer = error as Parameters<typeof isTransientError>[0];
+  return isThrottlingError(answer) || isTransientError(answer) || isServerError(answer);
 }
 
 /**

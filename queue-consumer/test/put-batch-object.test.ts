@@ -15,6 +15,7 @@ import { BatchSpool, PartitionBatch, putBatchObject, QueueConsumerError } from "
 import { crc32Checksum } from "../src/put-batch-object.ts";
 import { writerS3Client } from "../src/s3-client.ts";
 import { bodyOf, listVersions, makeLines, s3Client, stackAddresses, testNames, writerClient } from "./helpers.ts";
+import { s3ErrorServer } from "./s3-error-server.ts";
 
 const addresses = stackAddresses();
 const s3 = s3Client(addresses);
@@ -84,6 +85,19 @@ describe("putBatchObject", () => {
     expect(again.versionId).not.toBe(first.versionId);
     const versions = await listVersions(s3, "svc-audit", first.key);
     expect(versions.map((v) => v.VersionId).sort()).toEqual([first.versionId, again.versionId].sort());
+  });
+
+  test("a first Kafka timestamp past any Date: the batch is stored under the epoch's day and hour, on the same key again", async () => {
+    const batch = new PartitionBatch("svc.audit.events.v1", 4);
+    makeLines(2).forEach((l, i) => {
+      batch.add(Buffer.from(l.line), 500n + BigInt(i), 8.64e15 + 1, 1);
+    });
+    const sealedBatch = batch.seal();
+    const first = await putBatchObject(writer, settings, sealedBatch);
+    expect(first.key).toBe(
+      `${names.keyPrefix}v1/svc.audit.events.v1/dt=1970-01-01/hour=00/partition=004/00000000000000000500.jsonl`,
+    );
+    expect((await putBatchObject(writer, settings, sealedBatch)).key).toBe(first.key);
   });
 
   test("gzip: .jsonl.gz key, Content-Encoding gzip, the body gunzips to the JSONL; the CRC-32 sent is the gzip's", async () => {
@@ -172,6 +186,67 @@ describe("putBatchObject", () => {
     } finally {
       dead.destroy();
       listener.stop();
+    }
+  });
+
+  /** The writer's client on a stand-in S3 at `url`. */
+  const standInClient = (url: string) =>
+    writerS3Client({
+      endpoint: url,
+      region: "us-east-1",
+      credentials: { accessKeyId: "a", secretAccessKey: "b" },
+      forcePathStyle: true,
+      payloadSigning: "unsigned",
+    });
+
+  // What the SDK's own retry strategy retries (throttling, transient, server errors) is retried; the rest of S3's
+  // answers stop the writer. MinIO produces none of these on demand: a stand-in answers them.
+  const answers: [status: number, code: string, canRetry: boolean][] = [
+    [400, "RequestTimeout", true], // a slow upload: S3 gave up reading the body
+    [503, "SlowDown", true],
+    [429, "TooManyRequests", true],
+    [500, "InternalError", true],
+    [501, "NotImplemented", true],
+    [403, "AccessDenied", false],
+    [400, "InvalidRequest", false],
+    [403, "SignatureDoesNotMatch", false], // a wrong secret, not a clock
+    [403, "RequestTimeTooSkewed", false], // the answer's Date shows no skew: nothing corrected, nothing to gain
+  ];
+  for (const [status, code, canRetry] of answers) {
+    test(`S3 answering ${status} ${code}: QUEUE_CONSUMER_PUT_FAILED, ${canRetry ? "" : "not "}retriable`, async () => {
+      const server = s3ErrorServer({ answer: () => ({ status, code }) });
+      const client = standInClient(server.url);
+      try {
+        const error = await rejectionOf(putBatchObject(client, settings, sealed(1)), QueueConsumerError);
+        expect(error.code).toBe("QUEUE_CONSUMER_PUT_FAILED");
+        expect((error.cause as S3ServiceException).name).toBe(code);
+        expect((error.cause as S3ServiceException).$metadata.httpStatusCode).toBe(status);
+        expect(error.canRetry).toBe(canRetry);
+      } finally {
+        client.destroy();
+        server.stop();
+      }
+    });
+  }
+
+  test("403 RequestTimeTooSkewed: the SDK corrects its clock from the answer, the PUT is retriable, and the retry on the same client is accepted", async () => {
+    const hour = 60 * 60 * 1000;
+    const server = s3ErrorServer({ answer: () => ({ versionId: "v-after-skew" }), clockOffsetMs: hour });
+    const client = standInClient(server.url);
+    try {
+      const skewed = await rejectionOf(putBatchObject(client, settings, sealed(1)), QueueConsumerError);
+      expect(skewed.code).toBe("QUEUE_CONSUMER_PUT_FAILED");
+      expect((skewed.cause as S3ServiceException).name).toBe("RequestTimeTooSkewed");
+      expect(skewed.canRetry).toBe(true);
+      const written = await putBatchObject(client, settings, sealed(1));
+      expect(written.versionId).toBe("v-after-skew");
+      const [first = 0, second = 0] = server.requests;
+      expect(server.requests).toHaveLength(2);
+      // The retry was signed an hour later than the first attempt: on the stand-in's clock.
+      expect(second - first).toBeGreaterThan(hour - 60_000);
+    } finally {
+      client.destroy();
+      server.stop();
     }
   });
 
