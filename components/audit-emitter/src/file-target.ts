@@ -15,6 +15,17 @@ interface OpenFile {
 
 const NEWLINE = Buffer.from("\n");
 
+/**
+ * Whether an existing file ends part-way through a line: a write cut short (disk full) before this process (or this
+ * open) began. The next write then ends that fragment first, so only the fragment is lost, as one bad line.
+ */
+async function endsUnterminated(handle: FileHandle, info: { size: number; isFile(): boolean }): Promise<boolean> {
+  if (!info.isFile() || info.size === 0) return false;
+  const last = Buffer.alloc(1);
+  const { bytesRead } = await handle.read(last, 0, 1, info.size - 1);
+  return bytesRead === 1 && last[0] !== NEWLINE[0];
+}
+
 const errnoOf = (error: unknown): string | undefined =>
   typeof error === "object" && error !== null && "code" in error ? String(error.code) : undefined;
 
@@ -22,7 +33,8 @@ const errnoOf = (error: unknown): string | undefined =>
  * An append-only JSONL file that follows rotation: before every batch it compares the path's device and inode
  * with the open file's, and reopens by path when they differ or the path is gone (rename + create, or the file
  * deleted). A copytruncate needs nothing: the file is opened with O_APPEND, so writes land at the new end.
- * `requestReopen()` (e.g. on SIGHUP) forces a reopen at the next batch.
+ * `requestReopen()` (e.g. on SIGHUP) forces a reopen at the next batch. A file that does not end with a newline when
+ * opened (a line cut short before a restart) gets one before the first write, like a write cut short in this process.
  */
 export class FileTarget implements SinkTarget {
   private file: OpenFile | undefined;
@@ -103,13 +115,19 @@ export class FileTarget implements SinkTarget {
     } catch (error) {
       if (errnoOf(error) !== "EEXIST") throw this.failure("open", error);
       try {
-        handle = await open(this.name, "a");
+        // read as well as append: the last byte tells whether the file ends with a whole line
+        handle = await open(this.name, "a+");
       } catch (again) {
         throw this.failure("open", again);
       }
     }
-    const { dev, ino } = await handle.stat();
-    return { handle, dev, ino, unterminated: false };
+    try {
+      const info = await handle.stat();
+      return { handle, dev: info.dev, ino: info.ino, unterminated: await endsUnterminated(handle, info) };
+    } catch (error) {
+      await handle.close().catch(() => undefined);
+      throw this.failure("open", error);
+    }
   }
 
   private failure(operation: string, cause: unknown): AuditEmitterError {

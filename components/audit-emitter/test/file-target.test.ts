@@ -39,6 +39,22 @@ test("an existing file is appended to, never truncated", async () => {
   expect(await readFile(path, "utf8")).toBe("old\nnew\n");
 });
 
+test("a file left ending part-way through a line (a write cut short, then a restart) is ended before the first line", async () => {
+  await writeFile(path, '{"whole":1}\n{"id":"cut-sh');
+  await target.write(line('{"next":2}'));
+  await target.write(line('{"then":3}'));
+  // only the fragment is lost, as one bad line; the records after it are whole
+  expect(await readFile(path, "utf8")).toBe('{"whole":1}\n{"id":"cut-sh\n{"next":2}\n{"then":3}\n');
+});
+
+test("the same when a rotation hands over a file that ends part-way through a line", async () => {
+  await target.write(line("1"));
+  await rename(path, `${path}.1`);
+  await writeFile(path, "frag");
+  await target.write(line("2"));
+  expect(await readFile(path, "utf8")).toBe("frag\n2\n");
+});
+
 test("rotation by rename: lines after the rename land in a new file at the path", async () => {
   await target.write(line("1"));
   await rename(path, `${path}.1`);
