@@ -14,7 +14,7 @@ export {
   type ResourceOf,
   resourcesOf,
 } from "./src/audit-interceptor.ts";
-export { linkHandlerCall, withAuditIdentity } from "./src/call-link.ts";
+export { linkHandlerCall, linkRefusedCaller, withAuditIdentity } from "./src/call-link.ts";
 export {
   EMITTER_DEFAULTS,
   EMITTER_LIMITS,

@@ -19,7 +19,7 @@ export { answerUnary, grpcRefusal, grpcStatusOf } from "./src/grpc-status.ts";
 export { ensureModelTables, tableOf } from "./src/model-tables.ts";
 export { configInvalid, parseEnv } from "./src/parse-env.ts";
 export { type LogLevel, parseReplicaConfig, type ReplicaConfig, ReplicaEnvSchema } from "./src/replica-config.ts";
-export { replicaLogger } from "./src/replica-logger.ts";
+export { type ReplicaLoggerOptions, replicaLogger } from "./src/replica-logger.ts";
 export { callUnary, ServingReplicaClient, type UnaryMethod } from "./src/serving-replica-client.ts";
 export {
   ADDRESS_ANNOTATIONS,

@@ -1,6 +1,7 @@
-import { encodeRecord } from "@svc/audit-record";
+import { type AuditRecord, encodeRecord } from "@svc/audit-record";
 import { type Logger, pino } from "pino";
-import type { EmitterConfig, FailMode } from "./config.ts";
+import { boundRecord } from "./bound-record.ts";
+import { EMITTER_DEFAULTS, EMITTER_LIMITS, type EmitterConfig, type FailMode } from "./config.ts";
 import { AuditEmitterError } from "./errors.ts";
 import { FileTarget } from "./file-target.ts";
 import { JsonlSink } from "./jsonl-sink.ts";
@@ -44,8 +45,10 @@ export interface EmitterStats {
   bufferFull: number;
   /** Records that failed schema validation (not written). */
   recordsInvalid: number;
-  /** Attributes dropped for a sensitive or malformed name. */
+  /** Attributes dropped for a sensitive or malformed name, or to fit a record in `maxRecordBytes`. */
   attributesDropped: number;
+  /** Records written with their attributes cut to fit in `maxRecordBytes` (`truncated: "attributes"`). */
+  recordsTruncated: number;
   /** Values replaced with `[redacted]`. */
   valuesRedacted: number;
   /** Bytes queued for the target right now. */
@@ -93,6 +96,16 @@ function targetFor(config: EmitterConfig): SinkTarget {
 
 /** Creates the emitter of one component: one sink, one counter set, one fail mode. */
 export function createAuditEmitter(config: EmitterConfig, options: AuditEmitterOptions = {}): AuditEmitter {
+  const maxRecordBytes = config.maxRecordBytes ?? EMITTER_DEFAULTS.maxRecordBytes;
+  const limits = EMITTER_LIMITS.maxRecordBytes;
+  if (!Number.isInteger(maxRecordBytes) || maxRecordBytes < limits.min || maxRecordBytes > limits.max) {
+    // `loadEmitterConfig` refuses such a value; this catches a config built by hand
+    throw new AuditEmitterError(
+      "AUDIT_EMITTER_CONFIG_INVALID",
+      `SVC_AUDIT_LOG_MAX_RECORD_BYTES: expected an integer in [${limits.min}, ${limits.max}], got ${maxRecordBytes}`,
+      { subject: "SVC_AUDIT_LOG_MAX_RECORD_BYTES" },
+    );
+  }
   const logger = (options.logger ?? pino({ level: "info" }, pino.destination({ dest: 2, sync: true }))).child({
     component: "audit-emitter",
   });
@@ -103,9 +116,11 @@ export function createAuditEmitter(config: EmitterConfig, options: AuditEmitterO
     bufferFull: 0,
     recordsInvalid: 0,
     attributesDropped: 0,
+    recordsTruncated: 0,
     valuesRedacted: 0,
   };
   let healthy = true;
+  let warnedTruncated = false;
   let lastLogged: unknown;
 
   /** Every value a caller or a client chose passes here: a secret-looking one becomes `[redacted]`. */
@@ -143,7 +158,7 @@ export function createAuditEmitter(config: EmitterConfig, options: AuditEmitterO
     const { attributes, dropped, redacted } = sanitizeAttributes(input.attributes);
     counters.attributesDropped += dropped;
     counters.valuesRedacted += redacted;
-    return encodeRecord({
+    const record: AuditRecord = {
       id: Bun.randomUUIDv7(),
       time: input.time.toISOString(),
       source: config.source,
@@ -155,7 +170,22 @@ export function createAuditEmitter(config: EmitterConfig, options: AuditEmitterO
       principal_id: safe(input.principal_id, MAX.identity),
       tenant_id: safe(input.tenant_id, MAX.identity),
       ...(attributes ? { attributes } : {}),
-    });
+    };
+    const line = encodeRecord(record);
+    // the newline is not counted: the agent's SVC_AGENT_MAX_LINE_BYTES bounds a line without it
+    const bytes = Buffer.byteLength(line) - 1;
+    if (bytes <= maxRecordBytes) return line;
+    const bounded = boundRecord(record, maxRecordBytes);
+    counters.recordsTruncated += 1;
+    counters.attributesDropped += bounded.dropped;
+    if (!warnedTruncated) {
+      warnedTruncated = true; // then counted only: stats().recordsTruncated
+      logger.warn(
+        { action: record.action, bytes, maxRecordBytes, attributesDropped: bounded.dropped },
+        "audit: a record longer than maxRecordBytes was written with its attributes cut (truncated: attributes)",
+      );
+    }
+    return encodeRecord(bounded.record);
   }
 
   /** Queues one record; the promise settles when it is written, or rejects (counted, logged) when it is not. */

@@ -88,7 +88,8 @@ function cancelledCode(call: ServerInterceptingCallInterface): number {
  * call that reaches a handler — unary and streaming, answered, failed, refused by auth, cancelled or past its
  * deadline — as exactly one record, when its status is sent (or the client goes away first). `action` is the
  * method path, `result` the status name (`ok` for OK), `claimed_tenant_id` the `x-tenant-id` as received, and
- * `principal_id` / `tenant_id` the caller `@svc/auth` verified (through `withAuditIdentity`, `call-link.ts`).
+ * `principal_id` / `tenant_id` the caller `@svc/auth` verified (through `withAuditIdentity`, `call-link.ts`), also
+ * when its policy refused that caller (PERMISSION_DENIED, through the `linkRefusedCaller` hook).
  *
  * Fail-closed: the call's status is held until its record is written and replaced with UNAVAILABLE when it
  * cannot be (a unary response or stream messages already sent are not taken back: the client still sees the

@@ -1,5 +1,5 @@
 import type { Metadata, ServiceDefinition, UntypedHandleCall, UntypedServiceImplementation } from "@grpc/grpc-js";
-import { callerOf } from "@svc/auth";
+import { type AuthRefusal, type Caller, callerOf } from "@svc/auth";
 
 /**
  * The link from a grpc-js server interceptor to the handler's `call`. grpc-js 1.14 gives interceptors and handlers
@@ -9,6 +9,8 @@ import { callerOf } from "@svc/auth";
  * metadata → handler call as each handler starts, and the interceptor reads `callerOf` through it when the call ends.
  */
 const handlerCalls = new WeakMap<Metadata, object>();
+/** Handler call → the verified caller `@svc/auth`'s policy refused (PERMISSION_DENIED), kept by `linkRefusedCaller`. */
+const refusedCallers = new WeakMap<object, Caller>();
 
 /** Registers the handler's call under its metadata. Idempotent. */
 export function linkHandlerCall(call: { readonly metadata: Metadata }): void {
@@ -20,24 +22,46 @@ export function isLinked(metadata: Metadata): boolean {
   return handlerCalls.has(metadata);
 }
 
-/** The verified caller's identity for the call with this metadata; empty strings when auth did not accept one. */
+/**
+ * An `onRefused` hook for `@svc/auth`'s `authorizeService`: keeps the caller a refusal carries (`error.caller`, set
+ * when the policy refused a verified caller: PERMISSION_DENIED), so the call's record names who tried. auth awaits
+ * the hook before it answers, so the caller is kept before the interceptor sees the status. A refusal without a
+ * verified caller (no or a bad token, a tenant header that does not match) keeps nothing.
+ *
+ *   authorizeService(auth, def, impl, operations, { onRefused: linkRefusedCaller })
+ */
+export function linkRefusedCaller(refusal: Pick<AuthRefusal, "error" | "call">): void {
+  if (refusal.error.caller) refusedCallers.set(refusal.call, refusal.error.caller);
+}
+
+/**
+ * The verified caller's identity for the call with this metadata: the caller auth accepted, else the caller its
+ * policy refused (`linkRefusedCaller`); empty strings when no caller was verified.
+ */
 export function verifiedIdentityOf(metadata: Metadata): { principal_id: string; tenant_id: string } {
   const call = handlerCalls.get(metadata);
   if (call === undefined) return { principal_id: "", tenant_id: "" };
-  try {
-    const caller = callerOf(call);
-    return { principal_id: caller.principalId, tenant_id: caller.tenantId };
-  } catch {
-    // auth did not run, or refused the caller: no verified identity
-    return { principal_id: "", tenant_id: "" };
+  let caller: Caller | undefined = refusedCallers.get(call);
+  if (caller === undefined) {
+    try {
+      caller = callerOf(call);
+    } catch {
+      // auth did not run, or refused the call before it verified a caller: no verified identity
+      return { principal_id: "", tenant_id: "" };
+    }
   }
+  return { principal_id: caller.principalId, tenant_id: caller.tenantId };
 }
 
 /**
  * Wraps every handler of a service so that its call is linked for the audit interceptor; the handler runs
- * unchanged, with the same arguments. Put it around (or inside) `@svc/auth`'s `authorizeService`:
+ * unchanged, with the same arguments. Put it around `@svc/auth`'s `authorizeService`, with `linkRefusedCaller` as its
+ * `onRefused` hook so that a PERMISSION_DENIED record names the refused caller too:
  *
- *   server.addService(def, withAuditIdentity(def, authorizeService(auth, def, impl, operations)))
+ *   server.addService(
+ *     def,
+ *     withAuditIdentity(def, authorizeService(auth, def, impl, operations, { onRefused: linkRefusedCaller })),
+ *   )
  */
 export function withAuditIdentity(
   definition: ServiceDefinition,

@@ -26,6 +26,7 @@ export const EmitterEnvSchema = Type.Object(
     SVC_AUDIT_LOG_FILE: Type.Optional(Type.String({ pattern: "^/[^\\x00]*[^/\\x00]$" })),
     SVC_AUDIT_FAIL_MODE: Type.Optional(oneOf(FAIL_MODES)),
     SVC_AUDIT_LOG_MAX_BUFFER_BYTES: Type.Optional(Type.String({ pattern: "^[0-9]{1,12}$" })),
+    SVC_AUDIT_LOG_MAX_RECORD_BYTES: Type.Optional(Type.String({ pattern: "^[0-9]{1,12}$" })),
     SVC_AUDIT_LOG_FSYNC: Type.Optional(oneOf(["true", "false"] as const)),
   },
   { additionalProperties: true },
@@ -37,11 +38,18 @@ export const EMITTER_DEFAULTS = {
   sink: "stdout" as SinkKind,
   failMode: "open" as FailMode,
   maxBufferedBytes: 16 * 1024 * 1024,
+  /** The agent's default `SVC_AGENT_MAX_LINE_BYTES`: a longer line is dead-lettered there, never stored. */
+  maxRecordBytes: 64 * 1024,
   fsync: false,
 } as const;
 
 export const EMITTER_LIMITS = {
   maxBufferedBytes: { min: 64 * 1024, max: 1024 * 1024 * 1024 },
+  /**
+   * Lower bound: a record's other fields always fit with room to spare (their schema bounds, 2 112 characters in
+   * all, take at most ≈ 13 KB escaped), so only attributes are ever cut. Upper bound: the agent's own maximum.
+   */
+  maxRecordBytes: { min: 16 * 1024, max: 1024 * 1024 },
 } as const;
 
 export interface EmitterConfig {
@@ -53,6 +61,12 @@ export interface EmitterConfig {
   failMode: FailMode;
   /** Bound of the bytes queued for the target; beyond it a record is refused (`AUDIT_EMITTER_BUFFER_FULL`). */
   maxBufferedBytes: number;
+  /**
+   * Longest JSON line of one record, in bytes without its newline (what the agent's `SVC_AGENT_MAX_LINE_BYTES`
+   * bounds); a longer record is written with its attributes cut (`bound-record.ts`). Default
+   * `EMITTER_DEFAULTS.maxRecordBytes`.
+   */
+  maxRecordBytes?: number;
   /** `fdatasync` after every batch written to the file (durable on disk, not only in the page cache). */
   fsync: boolean;
 }
@@ -103,12 +117,31 @@ export function loadEmitterConfig(
       );
     }
   }
+  let maxRecordBytes: number = EMITTER_DEFAULTS.maxRecordBytes;
+  if (parsed.SVC_AUDIT_LOG_MAX_RECORD_BYTES !== undefined) {
+    maxRecordBytes = Number(parsed.SVC_AUDIT_LOG_MAX_RECORD_BYTES);
+    const { min, max } = EMITTER_LIMITS.maxRecordBytes;
+    if (maxRecordBytes < min || maxRecordBytes > max) {
+      throw invalid(
+        "SVC_AUDIT_LOG_MAX_RECORD_BYTES",
+        `expected an integer in [${min}, ${max}], got ${parsed.SVC_AUDIT_LOG_MAX_RECORD_BYTES}`,
+      );
+    }
+  }
+  if (maxRecordBytes > maxBufferedBytes) {
+    // one record must fit in the buffer, or every record of that size would be refused as a full buffer
+    throw invalid(
+      "SVC_AUDIT_LOG_MAX_RECORD_BYTES",
+      `${maxRecordBytes} is more than SVC_AUDIT_LOG_MAX_BUFFER_BYTES (${maxBufferedBytes})`,
+    );
+  }
   return {
     source,
     sink,
     file,
     failMode: parsed.SVC_AUDIT_FAIL_MODE ?? EMITTER_DEFAULTS.failMode,
     maxBufferedBytes,
+    maxRecordBytes,
     fsync: (parsed.SVC_AUDIT_LOG_FSYNC ?? String(EMITTER_DEFAULTS.fsync)) === "true",
   };
 }

@@ -1,13 +1,14 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { rename } from "node:fs/promises";
+import { readFile, rename } from "node:fs/promises";
 import { join } from "node:path";
 import { parseRecords } from "@svc/audit-record";
 import { runCommand } from "@svc/common";
-import { rejectionOf, type TempDir, tempDir } from "@svc/testkit";
+import { rejectionOf, type TempDir, tempDir, thrownBy } from "@svc/testkit";
 import { pino } from "pino";
 import {
   AuditEmitterError,
   createAuditEmitter,
+  EMITTER_DEFAULTS,
   type EmitterConfig,
   KMS_EVENT_ACTIONS,
   KMS_EVENT_KINDS,
@@ -188,4 +189,69 @@ test("stdout sink, fail-open: a reader that went away (EPIPE) costs the records,
   expect(stats.recordsFailed).toBeGreaterThan(0);
   expect(stats.recordsWritten + stats.recordsFailed).toBe(5000);
   expect(stats.rejected).toBe(0);
+});
+
+/** `count` attributes `a00`, `a01`, … of `length` characters each. */
+const bigAttributes = (count: number, length: number): Record<string, string> =>
+  Object.fromEntries(Array.from({ length: count }, (_, i) => [`a${String(i).padStart(2, "0")}`, "v".repeat(length)]));
+
+test("a record longer than maxRecordBytes (default 64 KiB, the agent's line limit) is written with its attributes cut and marked", async () => {
+  expect(EMITTER_DEFAULTS.maxRecordBytes).toBe(65_536);
+  const config = fileConfig({ failMode: "closed" });
+  const emitter = createAuditEmitter(config, { logger: silent });
+  const fields = { resource: "keys/t1/big", principal_id: "svc-app", tenant_id: "t1", claimed_tenant_id: "t1" };
+  // 32 attributes of 4 096 characters: ≈ 132 KB as one line, which the agent would dead-letter
+  await emitter.record("rotation", { ...fields, attributes: bigAttributes(32, 4096) }); // fail-closed: resolves
+  await emitter.record("rotation", { ...fields, attributes: bigAttributes(15, 4096) }); // ≈ 62 KB: fits as it is
+  await emitter.close();
+  const lines = (await readFile(config.file ?? "", "utf8")).trimEnd().split("\n");
+  expect(lines.map((line) => Buffer.byteLength(line) <= 65_536)).toEqual([true, true]);
+  const [cut, whole] = await recordsIn(config.file ?? "");
+  expect(cut).toMatchObject({ action: "kms.key.rotate", result: "ok", source: "kms", ...fields });
+  const kept = Object.keys(cut?.attributes ?? {});
+  expect(kept[0]).toBe("truncated");
+  expect(cut?.attributes?.truncated).toBe("attributes");
+  // the others in their order, as many as fit: one more would not have
+  const names = kept.slice(1);
+  expect(names).toEqual(Object.keys(bigAttributes(names.length, 1)));
+  expect(names.length).toBeGreaterThan(10);
+  expect(Buffer.byteLength(lines[0] ?? "") + `,"a99":"${"v".repeat(4096)}"`.length).toBeGreaterThan(65_536);
+  expect(whole?.attributes).toEqual(bigAttributes(15, 4096));
+  expect(emitter.stats()).toMatchObject({
+    recordsWritten: 2,
+    recordsTruncated: 1,
+    attributesDropped: 32 - names.length,
+  });
+});
+
+test("cutting is deterministic, honours a smaller maxRecordBytes, and the marker replaces a handler's own 'truncated'", async () => {
+  const config = fileConfig({ maxRecordBytes: 16_384 });
+  const emitter = createAuditEmitter(config, { logger: silent });
+  // one attribute too large for the rest of the room, then small ones: those still go in
+  const attributes = { truncated: "mine", first: "f", huge: "h".repeat(4096), ...bigAttributes(4, 4050), last: "l" };
+  await emitter.record("seal", { attributes });
+  await emitter.record("seal", { attributes });
+  await emitter.close();
+  const records = await recordsIn(config.file ?? "");
+  const text = await readFile(config.file ?? "", "utf8");
+  expect(text.split("\n").every((line) => Buffer.byteLength(line) <= 16_384)).toBe(true);
+  expect(records[0]?.attributes).toEqual(records[1]?.attributes ?? {});
+  expect(records[0]?.attributes).toEqual({
+    truncated: "attributes",
+    first: "f",
+    huge: "h".repeat(4096),
+    a00: "v".repeat(4050),
+    a01: "v".repeat(4050),
+    last: "l",
+  });
+  expect(emitter.stats()).toMatchObject({ recordsTruncated: 2, attributesDropped: 6 });
+});
+
+test("a hand-built config with a maxRecordBytes the other fields may not fit in is refused", () => {
+  const error = thrownBy(
+    () => createAuditEmitter(fileConfig({ maxRecordBytes: 1000 }), { logger: silent }),
+    AuditEmitterError,
+  );
+  expect(error.code).toBe("AUDIT_EMITTER_CONFIG_INVALID");
+  expect(error.subject).toBe("SVC_AUDIT_LOG_MAX_RECORD_BYTES");
 });

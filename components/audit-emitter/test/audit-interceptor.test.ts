@@ -14,6 +14,7 @@ import {
   auditInterceptor,
   createAuditEmitter,
   type EmitterConfig,
+  linkRefusedCaller,
   REDACTED,
   type ResourceOf,
   resourcesOf,
@@ -76,6 +77,8 @@ interface HarnessOptions {
   exclude?: (path: string) => boolean;
   /** `false` adds the service without `withAuditIdentity`. */
   link?: boolean;
+  /** `false` wraps the service without `linkRefusedCaller` as auth's `onRefused` hook. */
+  linkRefused?: boolean;
   logger?: Logger;
 }
 
@@ -115,7 +118,13 @@ async function harness(config: Partial<EmitterConfig> = {}, options: HarnessOpti
     client_stream: "endpoint.grpc",
     bidi: "endpoint.grpc",
   } as const;
-  const authorized = authorizeService(auth, echoDefinition, service.implementation, operations);
+  const authorized = authorizeService(
+    auth,
+    echoDefinition,
+    service.implementation,
+    operations,
+    options.linkRefused === false ? {} : { onRefused: linkRefusedCaller },
+  );
   server.addService(
     echoDefinition,
     options.link === false ? authorized : withAuditIdentity(echoDefinition, authorized),
@@ -195,17 +204,31 @@ test("error results: the handler's status name, INTERNAL for a throwing handler"
   ]);
 });
 
-test("calls refused by auth are recorded with the claimed tenant and no verified identity", async () => {
+test("calls refused by auth are recorded with the claimed tenant; a caller the policy refused is named", async () => {
   const h = await harness();
   expect((await callUnary(h.client, { name: "a" }, metadata("tenant-a", null))).code).toBe(status.UNAUTHENTICATED);
   expect((await callUnary(h.client, { name: "b" }, metadata("tenant-a", noRole))).code).toBe(status.PERMISSION_DENIED);
   expect((await callUnary(h.client, { name: "c" }, metadata("tenant-b"))).code).toBe(status.PERMISSION_DENIED);
+  const stream = await readStream(h.client.server_stream({ name: "d", count: 1 }, metadata("tenant-a", noRole)));
+  expect(stream.code).toBe(status.PERMISSION_DENIED);
   expect(h.service.handled).toBe(0);
   const records = await h.records();
   expect(records.map((r) => [r.resource, r.result, r.claimed_tenant_id, r.principal_id, r.tenant_id])).toEqual([
+    // no valid token: nobody was verified
     ["echo/a", "UNAUTHENTICATED", "tenant-a", "", ""],
-    ["echo/b", "PERMISSION_DENIED", "tenant-a", "", ""],
-    ["echo/c", "PERMISSION_DENIED", "tenant-b", "", ""],
+    // a verified caller without the role: who tried, and the tenant of their token
+    ["echo/b", "PERMISSION_DENIED", "tenant-a", "svc-ops", "tenant-a"],
+    // x-tenant-id not the token's tenant: refused before the policy, the verified caller named all the same
+    ["echo/c", "PERMISSION_DENIED", "tenant-b", "svc-app", "tenant-a"],
+    ["stream/d", "PERMISSION_DENIED", "tenant-a", "svc-ops", "tenant-a"],
+  ]);
+});
+
+test("without linkRefusedCaller as auth's onRefused hook a refused caller is not named", async () => {
+  const h = await harness({}, { linkRefused: false });
+  expect((await callUnary(h.client, { name: "b" }, metadata("tenant-a", noRole))).code).toBe(status.PERMISSION_DENIED);
+  expect((await h.records()).map((r) => [r.result, r.principal_id, r.tenant_id])).toEqual([
+    ["PERMISSION_DENIED", "", ""],
   ]);
 });
 

@@ -2,13 +2,14 @@ import { expect, test } from "bun:test";
 import { thrownBy } from "@svc/testkit";
 import { AuditEmitterError, EMITTER_DEFAULTS, loadEmitterConfig } from "../index.ts";
 
-test("defaults: stdout, fail-open, 16 MiB buffer, no fsync, source from the component", () => {
+test("defaults: stdout, fail-open, 16 MiB buffer, 64 KiB records, no fsync, source from the component", () => {
   expect(loadEmitterConfig({}, { source: "endpoint" })).toEqual({
     source: "endpoint",
     sink: "stdout",
     file: undefined,
     failMode: "open",
     maxBufferedBytes: EMITTER_DEFAULTS.maxBufferedBytes,
+    maxRecordBytes: 65_536,
     fsync: false,
   });
 });
@@ -22,6 +23,7 @@ test("every variable set", () => {
         SVC_AUDIT_LOG_FILE: "/var/log/svc/audit.jsonl",
         SVC_AUDIT_FAIL_MODE: "closed",
         SVC_AUDIT_LOG_MAX_BUFFER_BYTES: "65536",
+        SVC_AUDIT_LOG_MAX_RECORD_BYTES: "32768",
         SVC_AUDIT_LOG_FSYNC: "true",
       },
       { source: "endpoint" },
@@ -32,6 +34,7 @@ test("every variable set", () => {
     file: "/var/log/svc/audit.jsonl",
     failMode: "closed",
     maxBufferedBytes: 65536,
+    maxRecordBytes: 32768,
     fsync: true,
   });
 });
@@ -50,6 +53,14 @@ test.each<[string, Record<string, string>]>([
   ["SVC_AUDIT_LOG_MAX_BUFFER_BYTES", { SVC_AUDIT_LOG_MAX_BUFFER_BYTES: "16MiB" }],
   ["SVC_AUDIT_LOG_MAX_BUFFER_BYTES", { SVC_AUDIT_LOG_MAX_BUFFER_BYTES: "2147483648" }],
   ["SVC_AUDIT_LOG_MAX_BUFFER_BYTES", { SVC_AUDIT_LOG_MAX_BUFFER_BYTES: "-1" }],
+  ["SVC_AUDIT_LOG_MAX_RECORD_BYTES", { SVC_AUDIT_LOG_MAX_RECORD_BYTES: "16383" }],
+  ["SVC_AUDIT_LOG_MAX_RECORD_BYTES", { SVC_AUDIT_LOG_MAX_RECORD_BYTES: "1048577" }],
+  ["SVC_AUDIT_LOG_MAX_RECORD_BYTES", { SVC_AUDIT_LOG_MAX_RECORD_BYTES: "64KiB" }],
+  // one record must fit in the buffer
+  [
+    "SVC_AUDIT_LOG_MAX_RECORD_BYTES",
+    { SVC_AUDIT_LOG_MAX_BUFFER_BYTES: "65536", SVC_AUDIT_LOG_MAX_RECORD_BYTES: "65537" },
+  ],
   ["SVC_AUDIT_LOG_FSYNC", { SVC_AUDIT_LOG_FSYNC: "yes" }],
 ])("a bad %s is refused, naming the variable (%p)", (name, env) => {
   const error = thrownBy(() => loadEmitterConfig(env, { source: "endpoint" }), AuditEmitterError);

@@ -130,9 +130,18 @@ export function createAuthCore(options: AuthCoreOptions): AuthCore {
   async function authenticateUnlogged(request: AuthRequest): Promise<Caller> {
     if (config.disabled) return anonymousCaller(tenantHeader(request.tenantId));
     const caller = await tokenCaller(request.authorization); // 401 beats 403: the token is looked at first
-    if (tenantHeader(request.tenantId) !== caller.tenantId) {
+    // The token was verified: a refusal for the tenant header names the caller, so an audit of the refusal can.
+    let claimed: string;
+    try {
+      claimed = tenantHeader(request.tenantId);
+    } catch (error) {
+      if (!(error instanceof AuthError)) throw error;
+      throw new AuthError(error.code, error.message, { subject: error.subject, cause: error.cause, caller });
+    }
+    if (claimed !== caller.tenantId) {
       throw new AuthError("AUTH_TENANT_MISMATCH", `${TENANT_HEADER} does not match the token's tenant_id`, {
         subject: TENANT_HEADER,
+        caller,
       });
     }
     return caller;

@@ -25,6 +25,8 @@ test("x-tenant-id of another tenant → AUTH_TENANT_MISMATCH (permission-denied)
   expect(error).toBeInstanceOf(AuthError);
   expect(error.code).toBe("AUTH_TENANT_MISMATCH");
   expect(error.kind).toBe("permission-denied");
+  // The token was verified: the refusal names its caller (an audit of the attempt records who tried).
+  expect(error.caller?.tenantId).toBe("tenant-a");
 });
 
 test("missing or empty x-tenant-id → AUTH_TENANT_HEADER_MISSING", async () => {
@@ -34,6 +36,7 @@ test("missing or empty x-tenant-id → AUTH_TENANT_HEADER_MISSING", async () => 
     const error = await refusal(core.authenticate({ authorization: `Bearer ${token}`, tenantId }));
     expect(error.code).toBe("AUTH_TENANT_HEADER_MISSING");
     expect(error.kind).toBe("permission-denied");
+    expect(error.caller?.tenantId).toBe("tenant-a");
   }
 });
 

@@ -1,5 +1,5 @@
 import { credentials } from "@grpc/grpc-js";
-import { auditInterceptor, createAuditEmitter, withAuditIdentity } from "@svc/audit-emitter";
+import { auditInterceptor, createAuditEmitter, linkRefusedCaller, withAuditIdentity } from "@svc/audit-emitter";
 import { authorizeService } from "@svc/auth";
 import { type Replica, startComponentAuth, startReplica } from "@svc/component-runtime";
 import { BackendServiceClient, ComputeServiceClient, EndpointServiceService } from "@svc/proto";
@@ -57,6 +57,8 @@ export async function startEndpoint(config: EndpointConfig, logger: Logger): Pro
         getTask: "endpoint.grpc",
         listShards: "endpoint.grpc",
       },
+      // a PERMISSION_DENIED call's record names the verified caller that was refused
+      { onRefused: linkRefusedCaller },
     ),
   );
   const admin = adminApp({ auth: auth.core, services: deps, backend, callTimeoutMs: config.callTimeoutMs });

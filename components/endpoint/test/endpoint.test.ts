@@ -195,3 +195,35 @@ test("kill -9 of the backend leader under a stream of calls: UNAVAILABLE only in
   expect(await serving()).toBe(0);
   expect(codeOf(await rejectionOf(api.getTask(appToken, accepted[0] as string), Error))).toBe(status.UNAVAILABLE);
 });
+
+test("with the stdout audit sink (the default) stdout holds only audit records and the logs go to stderr; a denied caller is named", async () => {
+  const endpoint = endpoints[0] as ReplicaProcess;
+  const api = h.client(endpoint);
+  const opsToken = await h.issuer.token(["ops"]); // a verified caller without the app role
+  const denied = await rejectionOf(api.getTask(opsToken, "00000000-0000-4000-8000-000000000000"), Error);
+  expect(codeOf(denied)).toBe(status.PERMISSION_DENIED);
+  const record = await endpoint.waitForLine(
+    (l) => l.action === "/svc.endpoint.v1.EndpointService/GetTask" && l.result === "PERMISSION_DENIED",
+  );
+  expect(record).toMatchObject({ principal_id: h.issuer.principalOf("ops"), tenant_id: "tenant-a" });
+  // every line of stdout is an audit record (the agent would dead-letter anything else) ...
+  const parsed = endpoint.stdoutLines.map((text) => JSON.parse(text) as Record<string, unknown>);
+  expect(parsed.length).toBeGreaterThanOrEqual(3);
+  for (const line of parsed) {
+    expect(line).toMatchObject({ source: "endpoint", id: expect.any(String), action: expect.any(String) });
+    expect(line).not.toHaveProperty("msg");
+  }
+  // ... while the logs, such as the ready line, arrived on stderr
+  expect(endpoint.lines.some((l) => l.event === "ready")).toBe(true);
+  expect(parsed.some((l) => l.event === "ready" || "level" in l)).toBe(false);
+});
+
+test("SIGHUP (a rotator's postrotate kill -HUP) is logged and ignored: the endpoint keeps serving", async () => {
+  const endpoint = endpoints[0] as ReplicaProcess;
+  endpoint.signal("SIGHUP");
+  await endpoint.waitForLine((l) => l.signal === "SIGHUP", 10_000);
+  expect(endpoint.exitCode).toBeNull();
+  expect((await endpoint.health("/health/pod-ready")).status).toBe(200);
+  const api = h.client(endpoint);
+  expect(codeOf(await rejectionOf(api.getTask(undefined, "x"), Error))).toBe(status.UNAUTHENTICATED);
+});

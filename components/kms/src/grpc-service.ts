@@ -117,7 +117,8 @@ export function kmsServiceImplementation(deps: KmsServiceDeps): UntypedServiceIm
     seal: {
       operation: "kms.keys.manage",
       event: "seal",
-      run: async () => {
+      run: async (_caller, _request, outcome) => {
+        outcome.attributes = { ...outcome.attributes, trigger: "call" };
         vault.seal();
         logger.warn({}, "kms sealed: key use is refused until unsealed");
         return { sealed: true };
@@ -171,7 +172,11 @@ export function kmsServiceImplementation(deps: KmsServiceDeps): UntypedServiceIm
       if (error.kind !== "permission-denied") return;
       const claimed = claimedTenant(call.metadata);
       await recordKeyEvent(emitter, "permission-denied", {
-        resource: resourceOf(error.caller?.tenantId ?? claimed, (call as { request?: unknown }).request),
+        // The tenant whose key was asked for: the header's (a tenant mismatch names the other tenant's key).
+        resource: resourceOf(
+          claimed !== "" ? claimed : (error.caller?.tenantId ?? ""),
+          (call as { request?: unknown }).request,
+        ),
         caller: error.caller,
         claimedTenantId: claimed,
         startedAt,

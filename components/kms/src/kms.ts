@@ -153,7 +153,21 @@ export async function startKms(config: KmsConfig, options: { logger: Logger }): 
       stopping ??= (async () => {
         await http.stop();
         await stopGrpcServer(grpc, 5_000);
+        // The shutdown seal drops the master key and every cached key version like the Seal RPC: recorded the same
+        // way (trigger `shutdown`) before the emitter closes; a KMS sealed already has nothing left to drop.
+        const sealStarted = performance.now();
+        const wasUnsealed = !vault.sealed;
         vault.seal();
+        if (wasUnsealed) {
+          await recordKeyEvent(emitter, "seal", {
+            resource: "kms",
+            startedAt: sealStarted,
+            attributes: { trigger: "shutdown" },
+          }).catch((error: unknown) =>
+            // the key is dropped all the same; the stop goes on (there is no call to fail)
+            logger.error({ err: error, code: (error as { code?: unknown }).code }, "kms: shutdown seal not recorded"),
+          );
+        }
         await emitter.close();
         await sql.close();
         logger.info({}, "kms stopped");

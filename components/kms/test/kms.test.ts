@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createPublicKey, verify as verifySignature } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from "@aws-sdk/client-s3";
@@ -24,7 +24,8 @@ import {
   waitFor,
 } from "@svc/testkit";
 import { SQL } from "bun";
-import { bootstrapStore, createRootCa, KeyStore, type Kms, KmsError } from "../index.ts";
+import { pino } from "pino";
+import { bootstrapStore, createRootCa, KeyStore, type Kms, KmsError, parseKmsConfig, startKms } from "../index.ts";
 import { type KmsAuditInstance, startKmsAuditInstance } from "./support/audit-instance.ts";
 import { accessToken, grantRole, kmsEnv, startTestKms } from "./support/kms-fixture.ts";
 
@@ -314,6 +315,39 @@ describe("seal", () => {
   });
 });
 
+describe("seal at stop", () => {
+  const recordsOf = (path: string) =>
+    readFileSync(path, "utf8")
+      .trimEnd()
+      .split("\n")
+      .map((line) => parseRecordLine(line));
+
+  test("a KMS sealed before its stop records no second seal", async () => {
+    const file = join(dir, `${randomName("sealed")}.jsonl`);
+    const sealed = await startTestKms({ ...env, SVC_AUDIT_LOG_FILE: file });
+    sealed.vault.seal();
+    await sealed.stop();
+    expect(recordsOf(file).map((r) => [r.action, r.attributes?.trigger])).toEqual([["kms.unseal", "start"]]);
+  });
+
+  test("a shutdown seal that cannot be recorded is logged; the key is dropped and the stop completes", async () => {
+    const own = join(dir, randomName("gone"));
+    mkdirSync(own);
+    const lines: Record<string, unknown>[] = [];
+    const logger = pino({ level: "info" }, { write: (line: string) => lines.push(JSON.parse(line)) });
+    const failing = await startKms(parseKmsConfig({ ...env, SVC_AUDIT_LOG_FILE: join(own, "audit.jsonl") }), {
+      logger,
+    });
+    rmSync(own, { recursive: true }); // fail-closed: the seal record cannot be written
+    await failing.stop();
+    expect(failing.vault.sealed).toBe(true);
+    expect(lines).toContainEqual(
+      expect.objectContaining({ msg: "kms: shutdown seal not recorded", code: "KMS_AUDIT_FAILED" }),
+    );
+    expect(lines).toContainEqual(expect.objectContaining({ msg: "kms stopped" }));
+  });
+});
+
 describe("audit", () => {
   test("the KMS's own log holds every audited kind with identities, and no key material or secret", () => {
     const records = readFileSync(join(dir, "kms-audit.jsonl"), "utf8")
@@ -339,6 +373,11 @@ describe("audit", () => {
       principal_id: "svc-security",
       resource: `keys/${realm.seed.tenantId}/not-yours`,
     });
+    // the Seal call, then the seal of the restart test's stop, which dropped the key material too
+    const seals = records.filter((r) => r.action === "kms.seal");
+    expect(seals.map((r) => r.attributes?.trigger)).toEqual(["call", "shutdown"]);
+    expect(seals[0]).toMatchObject({ result: "ok", principal_id: "svc-app", tenant_id: realm.seed.tenantId });
+    expect(seals[1]).toMatchObject({ resource: "kms", result: "ok", principal_id: "", tenant_id: "" });
     const wrongUnseal = records.filter((r) => r.action === "kms.unseal" && r.result === "INVALID_ARGUMENT");
     expect(wrongUnseal.map((r) => r.attributes?.trigger).sort()).toEqual(["call", "start"]);
     const generated = records.find((r) => r.action === "kms.key.generate" && r.resource.endsWith("/data-key"));

@@ -3,7 +3,8 @@
  * kms.pubkey.read): every method called by a token of each role, over TLS with the exported CA. An allowed call
  * succeeds; a refused one is PERMISSION_DENIED and recorded as a permission-denied event naming the method, the
  * operation and the caller; the admin port's /metrics counts each method's calls by the status sent. Also here: SVC_KMS_TLS=false serves plaintext (a TLS client fails with
- * SDK_TLS_HANDSHAKE_FAILED), and a KMS process on a taken admin port exits 1 naming the port.
+ * SDK_TLS_HANDSHAKE_FAILED), a KMS process on a taken admin port exits 1 naming the port, and a KMS process lives
+ * through SIGHUP (a rotator's) and records its seal when SIGTERM stops it.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -11,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { status } from "@grpc/grpc-js";
 import { type AuditRecord, parseRecordLine } from "@svc/audit-record";
+import { readJsonLines, waitFor } from "@svc/common";
 import { metricValue } from "@svc/component-runtime/testing";
 import { KeyKind, KmsServiceService } from "@svc/proto";
 import { createClient, SdkError, type SvcClient } from "@svc/sdk";
@@ -223,5 +225,49 @@ describe("the KMS process", () => {
     // the first KMS still answers alone on its port
     const ca = readFileSync(join(dir, "kms-root-ca.pem"), "utf8");
     expect((await fetch(`https://localhost:${kms.httpPort}/health`, { tls: { ca } })).status).toBe(200);
+  }, 30_000);
+
+  test("SIGHUP (a rotator's postrotate kill -HUP) is logged and ignored; SIGTERM then stops it with exit 0 and its seal recorded", async () => {
+    const audit = join(dir, `${randomName("hup")}.jsonl`);
+    const child = Bun.spawn([process.execPath, join(import.meta.dir, "..", "src", "main.ts")], {
+      env: { ...env, SVC_AUDIT_LOG_FILE: audit },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    try {
+      const lines: Record<string, unknown>[] = [];
+      const other: string[] = [];
+      void readJsonLines<Record<string, unknown>>(
+        child.stderr,
+        (line) => lines.push(line),
+        (text) => other.push(text),
+        (error) => other.push(String(error)),
+      );
+      const exited = () =>
+        child.exitCode !== null || child.signalCode !== null
+          ? new Error(`kms exited (${child.exitCode ?? child.signalCode}): ${other.join("\n")}`)
+          : undefined;
+      const line = (what: string, match: (line: Record<string, unknown>) => boolean) =>
+        waitFor(what, async () => lines.find(match), { timeoutMs: 20_000, intervalMs: 20, abort: exited });
+      const started = await line("kms started", (l) => l.msg === "kms started");
+      child.kill("SIGHUP");
+      await line("SIGHUP logged", (l) => l.signal === "SIGHUP");
+      const ca = readFileSync(join(dir, "kms-root-ca.pem"), "utf8");
+      expect((await fetch(`https://localhost:${started.httpPort}/health`, { tls: { ca } })).status).toBe(200);
+      expect(exited()).toBeUndefined();
+      child.kill("SIGTERM");
+      expect(await child.exited).toBe(0);
+      const records = readFileSync(audit, "utf8")
+        .trimEnd()
+        .split("\n")
+        .map((text) => parseRecordLine(text));
+      expect(records.map((r) => [r.action, r.attributes?.trigger])).toEqual([
+        ["kms.unseal", "start"],
+        ["kms.seal", "shutdown"],
+      ]);
+    } finally {
+      child.kill("SIGKILL");
+      await child.exited;
+    }
   }, 30_000);
 });

@@ -1,6 +1,15 @@
 import { readJsonLines, readLines, waitFor } from "@svc/common";
 import { metricValue } from "./metric-samples.ts";
 
+/** `text` as a JSON value, or undefined when it is not JSON. */
+function jsonLine(text: string): ReplicaLine | undefined {
+  try {
+    return JSON.parse(text) as ReplicaLine;
+  } catch {
+    return undefined;
+  }
+}
+
 /** One JSON log line of a replica (pino): `event` marks the lines tests wait for. */
 export interface ReplicaLine {
   event?: string;
@@ -18,7 +27,14 @@ export interface ReplicaLine {
  * its ports from the `ready` line, its health endpoints, and signals (kill -9, SIGSTOP/SIGCONT, SIGTERM).
  */
 export class ReplicaProcess {
+  /**
+   * The JSON lines of stdout and of stderr, in the order they arrived: the logs (on stdout, or on stderr when stdout
+   * carries endpoint's audit records) and those audit records.
+   */
   readonly lines: ReplicaLine[] = [];
+  /** Every line of stdout as written, JSON or not (a test of what the stream holds). */
+  readonly stdoutLines: string[] = [];
+  /** The lines of either stream that are not JSON (a crash trace, a runtime warning). */
   readonly stderr: string[] = [];
   readonly process: ReturnType<typeof Bun.spawn>;
   exitCode: number | null = null;
@@ -43,13 +59,22 @@ export class ReplicaProcess {
       stderr: "pipe",
     });
     const readFailed = (error: unknown) => this.stderr.push(`[pipe read failed: ${String(error)}]`);
-    void readJsonLines<ReplicaLine>(
+    void readLines(
       this.process.stdout as ReadableStream<Uint8Array>,
+      (text) => {
+        this.stdoutLines.push(text);
+        const line = jsonLine(text);
+        if (line) this.lines.push(line);
+        else this.stderr.push(text);
+      },
+      readFailed,
+    );
+    void readJsonLines<ReplicaLine>(
+      this.process.stderr as ReadableStream<Uint8Array>,
       (line) => this.lines.push(line),
       (text) => this.stderr.push(text),
       readFailed,
     );
-    void readLines(this.process.stderr as ReadableStream<Uint8Array>, (line) => this.stderr.push(line), readFailed);
     void this.process.exited.then((code) => {
       this.exitCode = code;
     });
