@@ -45,6 +45,13 @@ export interface StartAgentOptions {
 }
 
 const enc = (text: string) => Buffer.from(text);
+// A dead letter's header names: the same bytes for every message.
+const HEADER_REASON = enc("reason");
+const HEADER_SOURCE = enc("source");
+const HEADER_FILE_ID = enc("file-id");
+const HEADER_OFFSET = enc("offset");
+const HEADER_LINE_ERROR = enc("line-error");
+const HEADER_REDACTED = enc("redacted");
 /** Bytes per read buffer, and the least room left in one that is still read into (ReadBuffers). */
 const READ_BUFFER_BYTES = 256 * 1024;
 const READ_MIN_ROOM = 32 * 1024;
@@ -184,6 +191,13 @@ export async function startAgent(config: AgentConfig, options: StartAgentOptions
   let eventReadBase = 0;
   /** CreateTime of the event's records: one BigInt per read, not per line. */
   let eventTimestamp = 0n;
+  /**
+   * What the last read's lines weighed per source byte (at least 1; records weigh their bytes): a read of short bad
+   * lines adds far more weight than its bytes, so the next read is that much smaller. Only the first read of such a
+   * stretch can pass the in-flight bound (by its dead letters' weight).
+   */
+  let weightPerByte = 1;
+  const sourceHeader = enc(source.name);
 
   const deadLetter = (bytes: Buffer, start: number, verdict: DeadLetter, file: SourceFile) => {
     const { reason, error, redacted } = verdict;
@@ -192,13 +206,13 @@ export async function startAgent(config: AgentConfig, options: StartAgentOptions
       "dead-lettering a line",
     );
     const headers = new Map<Buffer, Buffer>([
-      [enc("reason"), enc(reason)],
-      [enc("source"), enc(source.name)],
-      [enc("file-id"), enc(file.id)],
-      [enc("offset"), enc(String(start))],
-      [enc("line-error"), enc(error)],
+      [HEADER_REASON, enc(reason)],
+      [HEADER_SOURCE, sourceHeader],
+      [HEADER_FILE_ID, enc(file.id)],
+      [HEADER_OFFSET, enc(String(start))],
+      [HEADER_LINE_ERROR, enc(error)],
     ]);
-    if (redacted) headers.set(enc("redacted"), enc(redacted.fields.join(",")));
+    if (redacted) headers.set(HEADER_REDACTED, enc(redacted.fields.join(",")));
     const value = redacted?.value ?? bytes;
     const message: KafkaMessage = { topic: config.dlqTopic, value, timestamp: eventTimestamp, headers };
     let weight = value.length + DEAD_LETTER_OVERHEAD;
@@ -241,7 +255,10 @@ export async function startAgent(config: AgentConfig, options: StartAgentOptions
     eventFile = file;
     eventReadBase = readBase;
     eventTimestamp = BigInt(Date.now());
+    const before = activeShipper.inFlightBytes;
     metrics.linesRead.inc(splitter.push(bytes, start, onLine));
+    // Pushing is synchronous: no acknowledgement lowered the count meanwhile.
+    weightPerByte = Math.max(1, (activeShipper.inFlightBytes - before) / bytes.length);
   };
 
   /** The held partial line as the last line of `file` (it ended without a newline). */
@@ -256,8 +273,8 @@ export async function startAgent(config: AgentConfig, options: StartAgentOptions
 
   const readLoop = async (): Promise<"stopped" | "ended"> => {
     while (!stopRequested && !fatal) {
-      const room = config.maxInFlightBytes - inFlight();
-      if (room <= 0 || activeShipper.paused) {
+      const free = config.maxInFlightBytes - inFlight();
+      if (free <= 0 || activeShipper.paused) {
         await Promise.race([activeShipper.changed(config.pollMs), wakeup.wait()]);
         continue;
       }
@@ -267,7 +284,7 @@ export async function startAgent(config: AgentConfig, options: StartAgentOptions
       // A partial line's bytes are copied by the splitter: a line of many megabytes reuses one read buffer.
       const held = splitter.heldStart;
       buffers.copiedFrom(held === undefined ? Number.POSITIVE_INFINITY : eventReadBase + held);
-      const event = await source.next(room);
+      const event = await source.next(Math.max(1, Math.floor(free / weightPerByte)));
       switch (event.kind) {
         case "data":
           bytesRead += event.bytes.length;

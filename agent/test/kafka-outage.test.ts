@@ -10,13 +10,15 @@ describeWithServers("agent while its Kafka is stopped and started again (a priva
   let kafka: PrivateServers | undefined;
   let dir: { path: string; remove(): Promise<void> };
   let agent: Agent | undefined;
+  /** Agents a test started beside `agent`: stopped at the end even when their test failed. */
+  const running: Agent[] = [];
 
   beforeAll(async () => {
     dir = await tempDir("outage");
     kafka = await startPrivateServers(["kafka"]);
   }, 120_000);
   afterAll(async () => {
-    await agent?.stop().catch(() => undefined);
+    await Promise.allSettled([agent, ...running].map((started) => started?.stop()));
     await kafka?.remove();
     await dir.remove();
   }, 120_000);
@@ -97,6 +99,7 @@ describeWithServers("agent while its Kafka is stopped and started again (a priva
       }),
       { stdin },
     );
+    running.push(piped);
     let settled = false;
     piped.done.then(
       () => {
