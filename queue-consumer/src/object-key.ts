@@ -1,21 +1,24 @@
 /** The last ms of year 9999 UTC: later days have no `YYYY-MM-DD` (`+010000-01-01`, which `parseObjectKey` refuses). */
 const LAST_KEY_MS = Date.UTC(10_000, 0, 1) - 1;
+/** The first ms of year 0000 UTC (`Date.UTC` reads years 0–99 as 1900–1999): earlier days read `-000001-…`. */
+const FIRST_KEY_MS = Date.parse("0000-01-01T00:00:00.000Z");
 
 /**
  * The moment whose UTC day and hour partition a batch first stamped `timestampMs`: that stamp when it lies in years
- * 1970 to 9999, else the epoch (`dt=1970-01-01/hour=00`). A stamp outside them is the producer's error (Kafka's -1
- * for none, a clock or a field gone wrong; past ±8.64e15 ms no `Date` holds it); the writer's clock instead would
- * put the same batch, written again after a crash, under another key.
+ * 0000 to 9999 (Kafka's -1 for "none" is `dt=1969-12-31/hour=23`, as it always was), else the epoch
+ * (`dt=1970-01-01/hour=00`). A stamp outside them is a producer's clock or field gone wrong (past ±8.64e15 ms no
+ * `Date` holds it); the writer's clock instead would put the same batch, written again after a crash, under another
+ * key.
  */
 function partitionTime(timestampMs: number): Date {
-  return new Date(timestampMs >= 0 && timestampMs <= LAST_KEY_MS ? timestampMs : 0);
+  return new Date(timestampMs >= FIRST_KEY_MS && timestampMs <= LAST_KEY_MS ? timestampMs : 0);
 }
 
 /**
  * The key of a batch object (docs/audit-storage.md, "Key"):
  * `<prefix>v1/<topic>/dt=YYYY-MM-DD/hour=HH/partition=PPP/<first offset, 20 digits>.jsonl[.gz]`.
  * Everything is fixed by the batch's first record (its Kafka timestamp, UTC, or the epoch when that is outside
- * years 1970 to 9999: `partitionTime`, and its offset), so a batch written again after a crash lands on the same key.
+ * years 0000 to 9999: `partitionTime`, and its offset), so a batch written again after a crash lands on the same key.
  */
 export function objectKey(parts: {
   prefix: string;

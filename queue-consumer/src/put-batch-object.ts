@@ -51,6 +51,10 @@ export interface WrittenObject {
  */
 function canRetryS3(error: unknown): boolean {
   if (!(error instanceof S3ServiceException)) return true;
+  // No answer S3 itself gave (no status), or a 408 from whatever stands in front of it (a proxy's HTML page is an
+  // `UnknownError` the classifiers do not count): retried, as before the classifiers.
+  const status = error.$metadata?.httpStatusCode;
+  if (status === undefined || status === 408) return true;
   // The classifiers' `SdkError` types `cause` as an `Error`, ES2022's `Error` as `unknown`; they only read it.
   const answer = error as Parameters<typeof isTransientError>[0];
   return isThrottlingError(answer) || isTransientError(answer) || isServerError(answer);

@@ -73,9 +73,9 @@ function sqlMessage(error: unknown): string {
  * failure, deadlock), 53 (insufficient resources: disk full, out of memory, too many connections), 57 (operator
  * intervention: admin or crash shutdown, cannot connect now, a cancelled statement), 58 (system error: I/O), and
  * 55P03 (lock not available) and 25006 (read-only transaction: a primary that failed over is a standby until it is
- * pointed at the new one).
+ * pointed at the new one), 25P03 / 25P04 (an idle-in-transaction or transaction timeout: the transaction is begun again).
  */
-const TRANSIENT_SQLSTATE = /^(08|40|53|57|58)[0-9A-Z]{3}$|^55P03$|^25006$/;
+const TRANSIENT_SQLSTATE = /^(08|40|53|57|58)[0-9A-Z]{3}$|^55P03$|^25006$|^25P0[34]$/;
 
 /**
  * Bun's own codes (no SQLSTATE) for a connection that could not be made, was lost or timed out, and a cancelled
@@ -92,7 +92,18 @@ const TRANSIENT_BUN_CODES = new Set([
 ]);
 
 /** A socket's own failure (Node's codes), should one reach the writer without Bun's wrapping. */
-const NETWORK_CODES = new Set(["ECONNRESET", "ECONNREFUSED", "ETIMEDOUT", "EPIPE", "EHOSTUNREACH", "ENETUNREACH"]);
+const NETWORK_CODES = new Set([
+  "ECONNRESET",
+  "ECONNREFUSED",
+  "ECONNABORTED",
+  "ETIMEDOUT",
+  "EPIPE",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  // the server's name not resolving: a StatefulSet pod's DNS record is gone while the pod restarts
+  "ENOTFOUND",
+  "EAI_AGAIN",
+]);
 
 /**
  * Whether the index write may succeed later: an allow-list of transient causes (`TRANSIENT_SQLSTATE`, a lost or

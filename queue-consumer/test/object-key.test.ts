@@ -38,7 +38,7 @@ test("parseObjectKey: any other key is no batch object's", () => {
   }
 });
 
-test("a first timestamp outside years 1970 to 9999 files the batch under the epoch's day and hour (not the writer's clock: a rewrite keeps its key)", () => {
+test("a first timestamp outside years 0000 to 9999 files the batch under the epoch's day and hour (not the writer's clock: a rewrite keeps its key)", () => {
   const keyAt = (firstTimestampMs: number) =>
     objectKey({ prefix: "p/", topic: "t", partition: 2, firstOffset: 7n, firstTimestampMs, gzip: false });
   const partitionOf = (firstTimestampMs: number) => {
@@ -48,9 +48,11 @@ test("a first timestamp outside years 1970 to 9999 files the batch under the epo
   // The edges stay where they are.
   expect(partitionOf(0)).toBe("1970-01-01/00");
   expect(partitionOf(Date.UTC(10_000, 0, 1) - 1)).toBe("9999-12-31/23");
+  expect(partitionOf(Date.parse("0000-01-01T00:00:00Z"))).toBe("0000-01-01/00");
+  // Kafka's "no timestamp" stays under the hour before the epoch, where such batches always went.
+  expect(partitionOf(-1)).toBe("1969-12-31/23");
   for (const outside of [
-    -1, // Kafka's "no timestamp"
-    Date.UTC(1969, 11, 31, 23),
+    Date.parse("0000-01-01T00:00:00Z") - 1, // -000001-12-31: no YYYY-MM-DD
     Date.UTC(10_000, 0, 1), // +010000-01-01: no YYYY-MM-DD
     8.64e15 + 1, // past any Date: toISOString() would throw
     -8.64e15 - 1,

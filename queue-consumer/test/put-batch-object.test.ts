@@ -229,6 +229,22 @@ describe("putBatchObject", () => {
     });
   }
 
+  test("a proxy in front of S3 answering 408 with an HTML page: retriable (the SDK's classifiers see an UnknownError)", async () => {
+    const server = s3ErrorServer({
+      answer: () => ({ status: 408, html: "<html><body>Request Timeout</body></html>" }),
+    });
+    const client = standInClient(server.url);
+    try {
+      const error = await rejectionOf(putBatchObject(client, settings, sealed(1)), QueueConsumerError);
+      expect(error.code).toBe("QUEUE_CONSUMER_PUT_FAILED");
+      expect((error.cause as S3ServiceException).$metadata.httpStatusCode).toBe(408);
+      expect(error.canRetry).toBe(true);
+    } finally {
+      client.destroy();
+      server.stop();
+    }
+  });
+
   test("403 RequestTimeTooSkewed: the SDK corrects its clock from the answer, the PUT is retriable, and the retry on the same client is accepted", async () => {
     const hour = 60 * 60 * 1000;
     const server = s3ErrorServer({ answer: () => ({ versionId: "v-after-skew" }), clockOffsetMs: hour });

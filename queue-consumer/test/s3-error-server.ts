@@ -1,5 +1,8 @@
-/** What the stand-in answers a request: an S3 error (status and code), or a stored version. */
-export type S3Answer = { status: number; code: string } | { versionId: string };
+/**
+ * What the stand-in answers a request: an S3 error (status and code), a page of something in front of S3 (a proxy's
+ * status and HTML), or a stored version.
+ */
+export type S3Answer = { status: number; code: string } | { status: number; html: string } | { versionId: string };
 
 /** The skew S3 accepts between a request's `x-amz-date` and its own clock (15 min). */
 const ALLOWED_SKEW_MS = 15 * 60 * 1000;
@@ -45,6 +48,12 @@ export function s3ErrorServer(options: { answer: () => S3Answer; clockOffsetMs?:
           : options.answer();
       if ("versionId" in answer) {
         return new Response(null, { status: 200, headers: { ...headers, "x-amz-version-id": answer.versionId } });
+      }
+      if ("html" in answer) {
+        return new Response(answer.html, {
+          status: answer.status,
+          headers: { ...headers, "content-type": "text/html" },
+        });
       }
       return new Response(errorBody(answer.code, now), {
         status: answer.status,

@@ -667,6 +667,12 @@ describe("canRetryIndex", () => {
     ["58030 I/O error", server("58030"), true],
     ["55P03 lock not available", server("55P03"), true],
     ["25006 read-only transaction (a failed-over primary)", server("25006"), true],
+    ["25P03 idle-in-transaction timeout", server("25P03"), true],
+    [
+      "the server's name not resolving while its pod restarts",
+      Object.assign(new Error("getaddrinfo ENOTFOUND pg"), { code: "ENOTFOUND" }),
+      true,
+    ],
     ["connection closed", bun("ERR_POSTGRES_CONNECTION_CLOSED"), true],
     ["connection refused", bun("ERR_POSTGRES_CONNECTION_REFUSED"), true],
     ["connection timeout", bun("ERR_POSTGRES_CONNECTION_TIMEOUT"), true],
