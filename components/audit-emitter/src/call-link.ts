@@ -25,8 +25,8 @@ export function isLinked(metadata: Metadata): boolean {
 /**
  * An `onRefused` hook for `@svc/auth`'s `authorizeService`: keeps the caller a refusal carries (`error.caller`, set
  * when the policy refused a verified caller: PERMISSION_DENIED), so the call's record names who tried. auth awaits
- * the hook before it answers, so the caller is kept before the interceptor sees the status. A refusal without a
- * verified caller (no or a bad token, a tenant header that does not match) keeps nothing.
+ * the hook before it answers, so the caller is kept before the interceptor sees the status. The tenant-header
+ * refusals carry the verified caller too; a refusal without one (no or a bad token) keeps nothing.
  *
  *   authorizeService(auth, def, impl, operations, { onRefused: linkRefusedCaller })
  */

@@ -16,14 +16,29 @@ interface OpenFile {
 const NEWLINE = Buffer.from("\n");
 
 /**
- * Whether an existing file ends part-way through a line: a write cut short (disk full) before this process (or this
- * open) began. The next write then ends that fragment first, so only the fragment is lost, as one bad line.
+ * Whether an existing regular file ends part-way through a line: a write cut short (disk full) before this process
+ * (or this open) began. The next write then ends that fragment first, so only the fragment is lost, as one bad line.
+ * Read through a read-only open of its own (the file itself is opened append-only: a policy that lets the emitter
+ * append but not read, a FIFO, stay as they were); a file that cannot be read, or that is no longer the one opened,
+ * counts as ending a line.
  */
-async function endsUnterminated(handle: FileHandle, info: { size: number; isFile(): boolean }): Promise<boolean> {
+async function endsUnterminated(path: string, info: { dev: number; ino: number; size: number; isFile(): boolean }) {
   if (!info.isFile() || info.size === 0) return false;
-  const last = Buffer.alloc(1);
-  const { bytesRead } = await handle.read(last, 0, 1, info.size - 1);
-  return bytesRead === 1 && last[0] !== NEWLINE[0];
+  let reader: FileHandle;
+  try {
+    reader = await open(path, "r");
+  } catch {
+    return false;
+  }
+  try {
+    const now = await reader.stat();
+    if (now.dev !== info.dev || now.ino !== info.ino) return false;
+    const last = Buffer.alloc(1);
+    const { bytesRead } = await reader.read(last, 0, 1, info.size - 1);
+    return bytesRead === 1 && last[0] !== NEWLINE[0];
+  } finally {
+    await reader.close().catch(() => undefined);
+  }
 }
 
 const errnoOf = (error: unknown): string | undefined =>
@@ -115,15 +130,14 @@ export class FileTarget implements SinkTarget {
     } catch (error) {
       if (errnoOf(error) !== "EEXIST") throw this.failure("open", error);
       try {
-        // read as well as append: the last byte tells whether the file ends with a whole line
-        handle = await open(this.name, "a+");
+        handle = await open(this.name, "a");
       } catch (again) {
         throw this.failure("open", again);
       }
     }
     try {
       const info = await handle.stat();
-      return { handle, dev: info.dev, ino: info.ino, unterminated: await endsUnterminated(handle, info) };
+      return { handle, dev: info.dev, ino: info.ino, unterminated: await endsUnterminated(this.name, info) };
     } catch (error) {
       await handle.close().catch(() => undefined);
       throw this.failure("open", error);

@@ -56,7 +56,10 @@ export type AuthRefusalCode = keyof typeof KIND_OF;
 /** A refused request. `kind` decides the transport status; `code` is stable; the message never holds the token. */
 export class AuthError extends SvcError<AuthRefusalCode> {
   readonly kind: AuthErrorKind;
-  /** The verified caller the policy refused (`authorize`); undefined when no caller was established. */
+  /**
+   * The verified caller that was refused: by the policy (`authorize`) or for its tenant header (missing, invalid, not
+   * the token's tenant); undefined when no caller was established (no token, a bad one, the IdP unreachable).
+   */
   readonly caller: Caller | undefined;
 
   /** `subject`: the claim or header at fault, when there is one (`aud`, `tenant_id`, `x-tenant-id`, ...). */
