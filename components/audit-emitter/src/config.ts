@@ -74,6 +74,21 @@ export interface EmitterConfig {
 const invalid = (name: string, message: string) =>
   new AuditEmitterError("AUDIT_EMITTER_CONFIG_INVALID", `${name}: ${message}`, { subject: name });
 
+/** `raw` (decimal digits, checked by the schema) as a number in `limits`, or `fallback` when unset. */
+function boundedInteger(
+  name: string,
+  raw: string | undefined,
+  fallback: number,
+  limits: { readonly min: number; readonly max: number },
+): number {
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (value < limits.min || value > limits.max) {
+    throw invalid(name, `expected an integer in [${limits.min}, ${limits.max}], got ${raw}`);
+  }
+  return value;
+}
+
 /**
  * Parses the emitter's env variables (README, "Configuration"). Values are trimmed and a blank one counts as unset.
  * `defaults.source` is the component's own name, used when `SVC_AUDIT_SOURCE` is not set.
@@ -106,28 +121,18 @@ export function loadEmitterConfig(
     // a file named while the sink is stdout is a misconfiguration, not something to ignore
     throw invalid("SVC_AUDIT_LOG_FILE", "set, but SVC_AUDIT_LOG_SINK is not file");
   }
-  let maxBufferedBytes: number = EMITTER_DEFAULTS.maxBufferedBytes;
-  if (parsed.SVC_AUDIT_LOG_MAX_BUFFER_BYTES !== undefined) {
-    maxBufferedBytes = Number(parsed.SVC_AUDIT_LOG_MAX_BUFFER_BYTES);
-    const { min, max } = EMITTER_LIMITS.maxBufferedBytes;
-    if (maxBufferedBytes < min || maxBufferedBytes > max) {
-      throw invalid(
-        "SVC_AUDIT_LOG_MAX_BUFFER_BYTES",
-        `expected an integer in [${min}, ${max}], got ${parsed.SVC_AUDIT_LOG_MAX_BUFFER_BYTES}`,
-      );
-    }
-  }
-  let maxRecordBytes: number = EMITTER_DEFAULTS.maxRecordBytes;
-  if (parsed.SVC_AUDIT_LOG_MAX_RECORD_BYTES !== undefined) {
-    maxRecordBytes = Number(parsed.SVC_AUDIT_LOG_MAX_RECORD_BYTES);
-    const { min, max } = EMITTER_LIMITS.maxRecordBytes;
-    if (maxRecordBytes < min || maxRecordBytes > max) {
-      throw invalid(
-        "SVC_AUDIT_LOG_MAX_RECORD_BYTES",
-        `expected an integer in [${min}, ${max}], got ${parsed.SVC_AUDIT_LOG_MAX_RECORD_BYTES}`,
-      );
-    }
-  }
+  const maxBufferedBytes = boundedInteger(
+    "SVC_AUDIT_LOG_MAX_BUFFER_BYTES",
+    parsed.SVC_AUDIT_LOG_MAX_BUFFER_BYTES,
+    EMITTER_DEFAULTS.maxBufferedBytes,
+    EMITTER_LIMITS.maxBufferedBytes,
+  );
+  const maxRecordBytes = boundedInteger(
+    "SVC_AUDIT_LOG_MAX_RECORD_BYTES",
+    parsed.SVC_AUDIT_LOG_MAX_RECORD_BYTES,
+    EMITTER_DEFAULTS.maxRecordBytes,
+    EMITTER_LIMITS.maxRecordBytes,
+  );
   if (maxRecordBytes > maxBufferedBytes) {
     // one record must fit in the buffer, or every record of that size would be refused as a full buffer
     throw invalid(

@@ -126,15 +126,14 @@ test("a service that ends by itself exits 0, one that fails exits 1", async () =
   expect(failed.logs).toContainEqual(["fatal", "svc-test failed"]);
 });
 
-test("a stop that fails after settling done exits 1 (not 0) and logs why the shutdown was incomplete", async () => {
-  const failure = new Error("batches not written within the shutdown timeout");
+/** A service whose stop settles `done` first, then ends as `failure` says (the queue consumer's shape). */
+function settlesDoneOnStop(failure?: Error) {
   let resolveDone: () => void = () => {};
   const done = new Promise<void>((resolve) => {
     resolveDone = resolve;
   });
-  // The queue consumer's shape: its stop settles `done` either way, then rethrows the stop's failure.
   let stopCall: Promise<void> | undefined;
-  const r = run({
+  return {
     start: async () =>
       service({
         done,
@@ -142,17 +141,24 @@ test("a stop that fails after settling done exits 1 (not 0) and logs why the shu
           stopCall = (async () => {
             resolveDone();
             await done;
-            throw failure;
+            if (failure) throw failure;
           })();
           return stopCall;
         },
       }),
-  });
+    /** Resolves once the stop settled: runService's handlers on it and on done ran before this wait's. */
+    stopped: () => stopCall?.catch(() => undefined),
+  };
+}
+
+test("a stop that fails after settling done exits 1 (not 0) and logs why the shutdown was incomplete", async () => {
+  const failure = new Error("batches not written within the shutdown timeout");
+  const shape = settlesDoneOnStop(failure);
+  const r = run({ start: shape.start });
   await listening(r, "SIGTERM");
   r.signals.emit("SIGTERM");
   expect(await r.exited).toBe(SERVICE_EXIT.failed);
-  // runService's handlers on the stop and on done ran before this wait's: every exit is in.
-  await stopCall?.catch(() => undefined);
+  await shape.stopped();
   expect(r.exits).toEqual([SERVICE_EXIT.failed]);
   const at = r.logs.findIndex(([level, message]) => level === "error" && message === "shutdown incomplete");
   expect(at).toBeGreaterThanOrEqual(0);
@@ -160,29 +166,12 @@ test("a stop that fails after settling done exits 1 (not 0) and logs why the shu
 });
 
 test("a stop that succeeds after settling done exits 0, once", async () => {
-  let resolveDone: () => void = () => {};
-  const done = new Promise<void>((resolve) => {
-    resolveDone = resolve;
-  });
-  let stopCall: Promise<void> | undefined;
-  const r = run({
-    start: async () =>
-      service({
-        done,
-        stop: () => {
-          stopCall = (async () => {
-            resolveDone();
-            await done;
-          })();
-          return stopCall;
-        },
-      }),
-  });
+  const shape = settlesDoneOnStop();
+  const r = run({ start: shape.start });
   await listening(r, "SIGINT");
   r.signals.emit("SIGINT");
   expect(await r.exited).toBe(SERVICE_EXIT.ok);
-  // runService's handlers on the stop and on done ran before this wait's: every exit is in.
-  await stopCall;
+  await shape.stopped();
   expect(r.exits).toEqual([SERVICE_EXIT.ok]);
 });
 
