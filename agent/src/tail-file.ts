@@ -77,9 +77,15 @@ async function openAt(path: string, position: number, name = path): Promise<Open
   return { handle, file: new SourceFile(name, info.dev, info.ino, head, info.mtimeMs), position };
 }
 
-/** Whether the file at `path` is the checkpoint's file: same device and inode, same leading bytes, long enough. */
-async function matches(path: string, checkpoint: Checkpoint): Promise<boolean> {
-  const info = await stat(path).catch(() => undefined);
+/**
+ * Whether the file at `path` is the checkpoint's file: same device and inode, same leading bytes, long enough.
+ * `info`: the path's stat when the caller has it (undefined: gone).
+ */
+async function matches(
+  path: string,
+  checkpoint: Checkpoint,
+  info: { dev: number; ino: number; size: number } | undefined,
+): Promise<boolean> {
   if (!info || info.dev !== checkpoint.dev || info.ino !== checkpoint.ino || info.size < checkpoint.offset)
     return false;
   return hasFingerprint(path, checkpoint.fingerprint);
@@ -95,20 +101,20 @@ async function resumeFrom(
   log: Logger,
 ): Promise<OpenFile | undefined> {
   if (checkpoint === undefined) return openAt(path, 0);
-  if (await matches(path, checkpoint)) return openAt(path, checkpoint.offset);
+  const atPath = await stat(path).catch(() => undefined);
+  if (await matches(path, checkpoint, atPath)) return openAt(path, checkpoint.offset);
   const name = basename(path);
   const directory = dirname(path);
   const siblings = await readdir(directory).catch(() => [] as string[]);
   for (const sibling of siblings) {
     if (sibling === name || !sibling.startsWith(name)) continue;
     const candidate = join(directory, sibling);
-    if (await matches(candidate, checkpoint)) {
+    if (await matches(candidate, checkpoint, await stat(candidate).catch(() => undefined))) {
       log.info({ file: candidate, offset: checkpoint.offset }, "resuming in the rotated file first");
       return openAt(candidate, checkpoint.offset, path);
     }
   }
   const { dev, ino, offset, mtimeMs } = checkpoint;
-  const atPath = await stat(path).catch(() => undefined);
   // The file is gone (deleted, or compressed by the rotation): the generations rotated away after it are read before
   // the path. Not when the path is still its inode (truncated: copytruncate's copies hold what was read already).
   // A checkpoint written before the file's time was kept (no `mtimeMs`) bounds nothing: the path, as before.

@@ -1,7 +1,7 @@
 import { type AuditRecord, encodeRecord } from "@svc/audit-record";
 import { type Logger, pino } from "pino";
 import { boundRecord } from "./bound-record.ts";
-import { EMITTER_DEFAULTS, EMITTER_LIMITS, type EmitterConfig, type FailMode } from "./config.ts";
+import { EMITTER_DEFAULTS, EMITTER_LIMITS, type EmitterConfig, type FailMode, withinLimits } from "./config.ts";
 import { AuditEmitterError } from "./errors.ts";
 import { FileTarget } from "./file-target.ts";
 import { JsonlSink } from "./jsonl-sink.ts";
@@ -96,16 +96,12 @@ function targetFor(config: EmitterConfig): SinkTarget {
 
 /** Creates the emitter of one component: one sink, one counter set, one fail mode. */
 export function createAuditEmitter(config: EmitterConfig, options: AuditEmitterOptions = {}): AuditEmitter {
-  const maxRecordBytes = config.maxRecordBytes ?? EMITTER_DEFAULTS.maxRecordBytes;
-  const limits = EMITTER_LIMITS.maxRecordBytes;
-  if (!Number.isInteger(maxRecordBytes) || maxRecordBytes < limits.min || maxRecordBytes > limits.max) {
-    // `loadEmitterConfig` refuses such a value; this catches a config built by hand
-    throw new AuditEmitterError(
-      "AUDIT_EMITTER_CONFIG_INVALID",
-      `SVC_AUDIT_LOG_MAX_RECORD_BYTES: expected an integer in [${limits.min}, ${limits.max}], got ${maxRecordBytes}`,
-      { subject: "SVC_AUDIT_LOG_MAX_RECORD_BYTES" },
-    );
-  }
+  // `loadEmitterConfig` refuses a bad value; the same check catches a config built by hand
+  const maxRecordBytes = withinLimits(
+    "SVC_AUDIT_LOG_MAX_RECORD_BYTES",
+    config.maxRecordBytes ?? EMITTER_DEFAULTS.maxRecordBytes,
+    EMITTER_LIMITS.maxRecordBytes,
+  );
   const logger = (options.logger ?? pino({ level: "info" }, pino.destination({ dest: 2, sync: true }))).child({
     component: "audit-emitter",
   });

@@ -74,6 +74,14 @@ export interface EmitterConfig {
 const invalid = (name: string, message: string) =>
   new AuditEmitterError("AUDIT_EMITTER_CONFIG_INVALID", `${name}: ${message}`, { subject: name });
 
+/** `value` when it is an integer in `limits`; else AUDIT_EMITTER_CONFIG_INVALID naming the setting `name`. */
+export function withinLimits(name: string, value: number, limits: { readonly min: number; readonly max: number }) {
+  if (!Number.isInteger(value) || value < limits.min || value > limits.max) {
+    throw invalid(name, `expected an integer in [${limits.min}, ${limits.max}], got ${value}`);
+  }
+  return value;
+}
+
 /** `raw` (decimal digits, checked by the schema) as a number in `limits`, or `fallback` when unset. */
 function boundedInteger(
   name: string,
@@ -81,12 +89,7 @@ function boundedInteger(
   fallback: number,
   limits: { readonly min: number; readonly max: number },
 ): number {
-  if (raw === undefined) return fallback;
-  const value = Number(raw);
-  if (value < limits.min || value > limits.max) {
-    throw invalid(name, `expected an integer in [${limits.min}, ${limits.max}], got ${raw}`);
-  }
-  return value;
+  return raw === undefined ? fallback : withinLimits(name, Number(raw), limits);
 }
 
 /**
