@@ -297,7 +297,8 @@ export async function startAgent(config: AgentConfig, options: StartAgentOptions
           break;
         case "switched": {
           shipLast(splitter.flush(event.endOfOld), event.from);
-          if (event.reason !== "copytruncate") metrics.rotations.inc({ kind: event.reason });
+          // A copy's switch to the path is the end of a copytruncate counted at "copied"; to a later copy, another one.
+          if (event.reason !== "copytruncate" || event.generation) metrics.rotations.inc({ kind: event.reason });
           const { from, to, reason, generation } = event;
           log.info({ source: source.name, from: from.id, to: to.id, reason, generation }, "file rotated");
           break;

@@ -162,9 +162,9 @@ async function findCopy(path: string, file: SourceFile, position: number): Promi
  * A truncation is noticed by size at the file's end, or by changed leading bytes after every read (so a writer that
  * refilled the file past the read position is noticed before its bytes are taken for the old ones); the rest of the
  * old generation is then read from its copy when one is found beside the path, before the truncated file is read
- * from its start. A renamed or deleted file read to its end is followed by the generations rotated away after it
- * (`nextGeneration`: two rotations while it was being finished, or while the agent was stopped), oldest first,
- * and then by the path.
+ * from its start. A renamed or deleted file, or a copy, read to its end is followed by the generations rotated away
+ * after it (`nextGeneration`: two rotations while it was being finished, or while the agent was stopped), oldest
+ * first, and then by the path.
  */
 export class TailFile implements LineSource {
   readonly name: string;
@@ -303,19 +303,22 @@ export class TailFile implements LineSource {
 
   /**
    * Closes the current file (read to its end) and opens the next one from its start: a generation rotated away after
-   * it (not after a copytruncate copy: the truncated file at the path is its next generation), else the path.
+   * it, else the path. After a copytruncate copy, such a generation is the copy of the generation the path held
+   * meanwhile (copytruncate ran again while the copy was read: the copy renamed to `.2`, the next one at `.1`), read
+   * as a copy too; without one, the truncated file at the path is the copy's next generation.
    */
   async #switchTo(current: OpenFile, reason: "rename" | "recreate" | "copytruncate"): Promise<SourceEvent> {
-    const generation =
-      reason === "copytruncate"
-        ? undefined
-        : await nextGeneration(this.name, await current.handle.stat(), current.file.fingerprint(current.position));
+    const generation = await nextGeneration(
+      this.name,
+      await current.handle.stat(),
+      current.file.fingerprint(current.position),
+    );
     const next = generation ? await openAt(generation, 0, this.name) : await openAt(this.name, 0);
     if (!next) return { kind: "idle" };
     await current.handle.close();
     this.#current = next;
     this.#rotatedSince = undefined;
-    this.#readingCopy = false;
+    this.#readingCopy = reason === "copytruncate" && generation !== undefined;
     const event = { kind: "switched", from: current.file, to: next.file, reason, endOfOld: current.position } as const;
     return generation ? { ...event, generation } : event;
   }

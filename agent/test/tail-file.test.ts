@@ -223,6 +223,64 @@ test("two rotations while the reader is behind: the generation rotated away betw
   }
 });
 
+/** logrotate's copytruncate: the path's bytes copied to `.1` (an older `.1` renamed to `.2`, or deleted with `rotate 1`), the path truncated. */
+function copyTruncate(path: string, older: "renamed" | "deleted"): void {
+  if (older === "renamed") renameSync(`${path}.1`, `${path}.2`);
+  else rmSync(`${path}.1`);
+  copyFileSync(path, `${path}.1`);
+  truncateSync(path, 0);
+}
+
+test.each(["renamed", "deleted"] as const)(
+  "copytruncate again while the first copy is read (the older copy %s): the generation between them is read from its copy, then the path",
+  async (older) => {
+    const path = await sourcePath("agent-tail-copytruncate-twice");
+    writeFileSync(path, lines("a", 0, 100));
+    const tail = await TailFile.open(path, undefined, plainOptions());
+    try {
+      const first = await tail.next(line("a", 0).length * 10);
+      const readSoFar = first.kind === "data" ? first.bytes.toString() : "";
+      copyFileSync(path, `${path}.1`);
+      truncateSync(path, 0);
+      appendFileSync(path, lines("b", 0, 40));
+      const copied = await tail.next(4096);
+      expect(copied).toMatchObject({ kind: "copied", copy: `${path}.1`, position: readSoFar.length });
+      const fromCopy = await tail.next(line("a", 0).length * 10);
+      const copyText = fromCopy.kind === "data" ? fromCopy.bytes.toString() : "";
+      // The agent is still in the first copy when the rotator runs again: generation "b" leaves the path for `.1`.
+      copyTruncate(path, older);
+      appendFileSync(path, lines("c", 0, 30));
+      const switches: SourceEvent[] = [];
+      const { text } = await readUntil(tail, (event) => {
+        if (event.kind === "switched") switches.push(event);
+        return event.kind === "idle";
+      });
+      expect(readSoFar + copyText + text).toBe(lines("a", 0, 100) + lines("b", 0, 40) + lines("c", 0, 30));
+      expect(switches).toMatchObject([
+        { kind: "switched", reason: "copytruncate", generation: `${path}.1` },
+        { kind: "switched", reason: "copytruncate" },
+      ]);
+      expect(switches[1]).not.toHaveProperty("generation");
+      expect(tail.bytesUnread()).toBe(0);
+    } finally {
+      await tail.close();
+    }
+  },
+);
+
+test("a restart after copytruncate twice with the checkpoint in the first copy (now .2): its rest, the copy at .1, then the path", async () => {
+  const path = await sourcePath("agent-tail-restart-copytruncate-twice");
+  writeFileSync(path, lines("a", 0, 100));
+  copyFileSync(path, `${path}.1`);
+  truncateSync(path, 0);
+  const checkpoint = checkpointOf(`${path}.1`, line("a", 0).length * 10);
+  appendFileSync(path, lines("b", 0, 40));
+  copyTruncate(path, "renamed");
+  appendFileSync(path, lines("c", 0, 30));
+  const text = await readToIdle(path, { ...checkpoint, path });
+  expect(text).toBe(lines("a", 10, 90) + lines("b", 0, 40) + lines("c", 0, 30));
+});
+
 test("a restart after two rotations: the checkpoint's file (now .2), then the generation at .1, then the path", async () => {
   const path = await sourcePath("agent-tail-restart-rotations");
   writeFileSync(path, lines("f", 0, 100));
