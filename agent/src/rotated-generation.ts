@@ -111,14 +111,17 @@ const pick = (info: { dev: number; ino: number; size: number; mtimeMs: number })
  * and before the file now at `path`: the writer rotated more than once while `own` was being finished, or while the
  * agent was stopped. Candidates are the path's siblings named as rotated generations (`GENERATION_SUFFIX`), not
  * empty, not `own` itself nor a copy of it (starting with the bytes `fingerprint` hashes), later than `own` by `generationOrder` (its own name found by
- * its inode). Undefined when there is none: the path is next.
+ * its inode), and, with `writtenSinceMs`, last written no earlier than that. Undefined when there is none: the path
+ * is next.
  */
 export async function nextGeneration(
   path: string,
   own: FileIdentity,
   fingerprint: Fingerprint,
+  writtenSinceMs?: number,
 ): Promise<string | undefined> {
   for (const generation of laterThan(own, siblingsOf(path))) {
+    if (writtenSinceMs !== undefined && generation.mtimeMs < writtenSinceMs) continue;
     const candidate = join(dirname(path), basename(path) + generation.name);
     // Nothing read yet (an empty fingerprint): no copy to tell apart.
     if (fingerprint.length === 0 || !(await hasFingerprint(candidate, fingerprint))) return candidate;

@@ -305,13 +305,17 @@ export class TailFile implements LineSource {
    * Closes the current file (read to its end) and opens the next one from its start: a generation rotated away after
    * it, else the path. After a copytruncate copy, such a generation is the copy of the generation the path held
    * meanwhile (copytruncate ran again while the copy was read: the copy renamed to `.2`, the next one at `.1`), read
-   * as a copy too; without one, the truncated file at the path is the copy's next generation.
+   * as a copy too; without one, the truncated file at the path is the copy's next generation. A later copy was
+   * written after this one (nothing writes to a copy after it is made): an older copy, already read, whose name
+   * sorts after it (copies named by hand, `.1` then `.2`) is not taken for it.
    */
   async #switchTo(current: OpenFile, reason: "rename" | "recreate" | "copytruncate"): Promise<SourceEvent> {
+    const own = await current.handle.stat();
     const generation = await nextGeneration(
       this.name,
-      await current.handle.stat(),
+      own,
       current.file.fingerprint(current.position),
+      reason === "copytruncate" ? own.mtimeMs : undefined,
     );
     const next = generation ? await openAt(generation, 0, this.name) : await openAt(this.name, 0);
     if (!next) return { kind: "idle" };

@@ -268,6 +268,30 @@ test.each(["renamed", "deleted"] as const)(
   },
 );
 
+test("copies named by hand in the other order (.1, then .2): the older copy, already read, is not read again after the newer", async () => {
+  const path = await sourcePath("agent-tail-copies-by-hand");
+  writeFileSync(path, lines("a", 0, 50));
+  const tail = await TailFile.open(path, undefined, plainOptions());
+  try {
+    const first = await tail.next(line("a", 0).length * 10);
+    const readSoFar = first.kind === "data" ? first.bytes.toString() : "";
+    copyFileSync(path, `${path}.1`);
+    truncateSync(path, 0);
+    // The first copy was made a minute before the second (a clock tick apart would do).
+    const earlier = new Date(Date.now() - 60_000);
+    utimesSync(`${path}.1`, earlier, earlier);
+    appendFileSync(path, lines("b", 0, 40));
+    const untilSecond = await readUntil(tail, (event) => event.kind === "data" && event.bytes.includes("b-000039"));
+    copyFileSync(path, `${path}.2`);
+    truncateSync(path, 0);
+    appendFileSync(path, lines("c", 0, 30));
+    const { text } = await readUntil(tail, (event) => event.kind === "idle");
+    expect(readSoFar + untilSecond.text + text).toBe(lines("a", 0, 50) + lines("b", 0, 40) + lines("c", 0, 30));
+  } finally {
+    await tail.close();
+  }
+});
+
 test("a restart after copytruncate twice with the checkpoint in the first copy (now .2): its rest, the copy at .1, then the path", async () => {
   const path = await sourcePath("agent-tail-restart-copytruncate-twice");
   writeFileSync(path, lines("a", 0, 100));
