@@ -54,7 +54,8 @@ export function spawnTracked(name: string, argv: string[], options: SpawnOptions
   let stopping = false;
   let peakAtExit: number | undefined;
   void proc.exited.then(() => {
-    peakAtExit = rss.stop();
+    // The kernel's own high-water mark of the reaped process (what VmHWM read), also for growth after the last sample.
+    peakAtExit = Math.max(rss.stop(), proc.resourceUsage()?.maxRSS ?? 0);
   });
 
   return {

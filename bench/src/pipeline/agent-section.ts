@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import { BenchError } from "../errors.ts";
 import type { BenchContext } from "./context.ts";
 import { waitForCount } from "./context.ts";
 import type { ThroughputRound } from "./results.ts";
@@ -29,6 +30,15 @@ export async function runAgentAlone(ctx: BenchContext, results: ThroughputRound)
     const cpuMs = agent.cpuMs();
     agent.rss.sample();
     const peakRss = await agent.stop();
+    // Exactly the file's records, none dead-lettered: a figure reached with copies or bad lines would not be the
+    // agent's rate for the file (kcat -P's count is checked the same way).
+    const [shipped, deadLettered] = [await ctx.topics.total(topic), await ctx.topics.total(dlqTopic)];
+    if (shipped !== n || deadLettered !== 0) {
+      throw new BenchError(
+        "BENCH_STEP_FAILED",
+        `agent: topic ${topic} holds ${shipped} records and its .dlq ${deadLettered}, expected ${n} and 0`,
+      );
+    }
     results.agent = { records: n, bytes: ctx.fileBytes, ms, peakRss, cpuMs };
     ctx.progress.done(
       `agent: ${n} records in ${(ms / 1000).toFixed(2)} s, CPU ${((cpuMs ?? 0) / 1000).toFixed(2)} s, peak RSS ${(peakRss / 2 ** 20).toFixed(0)} MiB`,

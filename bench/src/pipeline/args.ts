@@ -27,7 +27,7 @@ export interface BenchArgs {
 }
 
 export const USAGE = `usage: bun run bench:pipeline [--records N] [--rates 1000,10000,50000] [--seconds S]
-       [--batch-ages 9000,10000,10010] [--rounds 3] [--only peers,agent,consumer,e2e,latency] [--quick] [--json]
+       [--batch-ages 9000,10000,10010,10020] [--rounds 3] [--only peers,agent,consumer,e2e,latency] [--quick] [--json]
        [--no-install]`;
 
 function positiveInteger(flag: string, text: string): number {
@@ -81,7 +81,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
     records: values.records === undefined ? (quick ? 200_000 : 1_000_000) : positiveInteger("records", values.records),
     rates: rates.length > 0 ? rates : quick ? [1_000, 10_000] : [1_000, 10_000, 50_000],
     seconds: values.seconds === undefined ? (quick ? 20 : 60) : positiveInteger("seconds", values.seconds),
-    batchAges: ages.length > 0 ? ages : [9_000, 10_000, 10_010],
+    batchAges: ages.length > 0 ? ages : [9_000, 10_000, 10_010, 10_020],
     sections: sections.length > 0 ? (sections as Section[]) : [...SECTIONS],
     rounds: values.rounds === undefined ? (quick ? 1 : 3) : positiveInteger("rounds", values.rounds),
     quick,

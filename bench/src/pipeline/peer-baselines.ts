@@ -31,7 +31,11 @@ export async function kcatProduce(
   return { records, bytes: statSync(file).size, ms: run.ms, peakRss: run.peakRss, cpuMs: run.cpuMs };
 }
 
-/** `kcat -C` reads the whole topic from the beginning to a local file and exits at its end (`-e`). */
+/**
+ * `kcat -C` reads the whole topic from the beginning to a local file and exits at its end (`-e`). Buffered output
+ * (until 2026-11-29 it ran with `-u`, unbuffered: two `write(2)` calls per record, which slowed the peer the consumer
+ * is judged against).
+ */
 export async function kcatConsume(
   tools: PeerTools,
   brokers: string,
@@ -44,7 +48,7 @@ export async function kcatConsume(
   try {
     run = await runToEnd(
       "kcat -C",
-      [tools.kcat, "-C", "-b", brokers, "-t", topic, "-o", "beginning", "-e", "-q", "-u", "-D", "\n"],
+      [tools.kcat, "-C", "-b", brokers, "-t", topic, "-o", "beginning", "-e", "-q", "-D", "\n"],
       { stdout: fd },
     );
   } finally {

@@ -207,12 +207,13 @@ export function benchRows(results: BenchResults): BenchRow[] {
     const lag = run.writerMaxLagMs > 1_000 ? `writer lagged ${Math.round(run.writerMaxLagMs)} ms` : undefined;
     const finite = (value: number | undefined) => (value === undefined || !Number.isFinite(value) ? undefined : value);
     rows.push({ section: "latency", measure: `p50 line → durable, ${label}`, ours: ms(finite(run.p50Ms)), note: late });
+    const p99Met = isGoalRate ? (finite(run.p99Ms) === undefined ? false : within(ms(run.p99Ms), 10_000)) : undefined;
     rows.push({
       section: "latency",
       measure: `p99 line → durable, ${label}`,
       ours: ms(finite(run.p99Ms)),
       goal: isGoalRate ? "≤ 10,000 ms at 10k/s" : undefined,
-      met: isGoalRate ? (finite(run.p99Ms) === undefined ? false : within(ms(run.p99Ms), 10_000)) : undefined,
+      met: p99Met,
       note: [late, lag].filter((n) => n !== undefined).join(", ") || undefined,
     });
     const objects =
@@ -226,6 +227,18 @@ export function benchRows(results: BenchResults): BenchRow[] {
       goal: isGoalRate ? "≤ 360" : undefined,
       met: isGoalRate ? within(objects, 360) : undefined,
     });
+    // The issue's goal is both at once: one batch age whose p99 and objects per hour each meet theirs.
+    if (isGoalRate) {
+      rows.push({
+        section: "latency",
+        measure: `10k/s goal, ${label}: p99 ≤ 10 s with ≤ 360 obj/h`,
+        goal: "both at this batch age",
+        met: both(p99Met, within(objects, 360)),
+        note: `p99 ${finite(run.p99Ms) === undefined ? "unknown" : `${Math.round(run.p99Ms ?? 0)} ms`}, ${
+          objects === undefined ? "objects unknown" : `${objects.value.toFixed(1)} obj/h`
+        }`,
+      });
+    }
     if (run.batchMaxAgeMs === defaultAge || run.rate === 50_000) {
       rows.push({
         section: "memory",

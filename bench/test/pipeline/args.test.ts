@@ -8,7 +8,7 @@ describe("bench flags", () => {
     const args = parseBenchArgs([]);
     expect(args.records).toBe(1_000_000);
     expect(args.rates).toEqual([1_000, 10_000, 50_000]);
-    expect(args.batchAges).toEqual([9_000, 10_000, 10_010]);
+    expect(args.batchAges).toEqual([9_000, 10_000, 10_010, 10_020]);
     expect(args.sections).toEqual([...SECTIONS]);
     expect(args.rounds).toBe(3);
     expect(args.json).toBe(false);

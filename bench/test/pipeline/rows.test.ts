@@ -81,6 +81,18 @@ test("latency rows: the 10k/s goals, and records never durable make p99 unknown 
   );
 });
 
+test("the 10k/s goal is judged once per batch age with both figures: a p99 met and too many objects is not met", () => {
+  const judged = (over: Partial<LatencyFigures>) =>
+    benchRows({ startedAt: "", workload, rounds: [], latency: [latency(over)], skipped: [] }).find((r) =>
+      r.measure.startsWith("10k/s goal"),
+    )?.met;
+  expect(judged({ p99Ms: 9_500, objectsPerPartitionHour: 380 })).toBe(false);
+  expect(judged({ p99Ms: 10_012, objectsPerPartitionHour: 359.7 })).toBe(false);
+  expect(judged({ p99Ms: 9_991, objectsPerPartitionHour: 360 })).toBe(true);
+  expect(judged({ p99Ms: Number.POSITIVE_INFINITY, stored: 90_000, objectsPerPartitionHour: 350 })).toBe(false);
+  expect(judged({ rate: 1_000 })).toBeUndefined();
+});
+
 test("memory goals at 50k/s are megabytes (10^6 bytes): 250 MiB misses 256 MB, 244 MiB meets it", () => {
   const at = (agentMiB: number, consumerMiB: number) => {
     const run = latency({ rate: 50_000, agentRss: agentMiB * 2 ** 20, consumerRss: consumerMiB * 2 ** 20 });
