@@ -32,7 +32,7 @@ export async function runAgentAlone(ctx: BenchContext, results: ThroughputRound)
     const peakRss = await agent.stop();
     // Exactly the file's records, none dead-lettered: a figure reached with copies or bad lines would not be the
     // agent's rate for the file (kcat -P's count is checked the same way).
-    const [shipped, deadLettered] = [await ctx.topics.total(topic), await ctx.topics.total(dlqTopic)];
+    const [shipped, deadLettered] = [await ctx.topics.total(topic), await ctx.topics.total(dlqTopic, 1)];
     if (shipped !== n || deadLettered !== 0) {
       throw new BenchError(
         "BENCH_STEP_FAILED",
