@@ -1,5 +1,6 @@
 import { type Static, type TSchema, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
+import { LISTEN_HOST_PATTERN } from "@svc/common";
 import { AgentError } from "./errors.ts";
 
 const KiB = 1024;
@@ -72,7 +73,11 @@ export const AgentEnvSchema = Type.Object({
   SVC_AGENT_METRICS_PORT: Type.Optional(
     integer({ minimum: 0, maximum: 65_535, description: "port of /metrics and /health; unset = not served" }),
   ),
-  SVC_AGENT_METRICS_HOST: Type.String({ minLength: 1, default: "127.0.0.1", description: "metrics address" }),
+  SVC_AGENT_METRICS_HOST: Type.String({
+    pattern: LISTEN_HOST_PATTERN,
+    default: "127.0.0.1",
+    description: "metrics address",
+  }),
   SVC_AGENT_CLIENT_ID: Type.String({ pattern: "^[A-Za-z0-9._-]{1,128}$", default: "svc-audit-logagent" }),
   SVC_AGENT_LOG_LEVEL: Type.Union(
     ["fatal", "error", "warn", "info", "debug", "trace", "silent"].map((level) => Type.Literal(level)),

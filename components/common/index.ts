@@ -3,6 +3,7 @@ export { ByteSlots } from "./src/byte-slots.ts";
 export { ExpiringLru, type ExpiringLruOptions } from "./src/expiring-lru.ts";
 export { bindGrpcServer, stopGrpcServer } from "./src/grpc-server.ts";
 export { decodeGzipBody } from "./src/gzip-body.ts";
+export { LISTEN_HOST_PATTERN } from "./src/listen-host.ts";
 export { isLoopbackHost } from "./src/loopback-host.ts";
 export {
   type HealthReport,

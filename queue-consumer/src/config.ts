@@ -1,7 +1,7 @@
 import { tmpdir } from "node:os";
 import { type Static, type TSchema, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
-import { isLoopbackHost } from "@svc/common";
+import { isLoopbackHost, LISTEN_HOST_PATTERN } from "@svc/common";
 import { QueueConsumerError } from "./errors.ts";
 
 const KiB = 1024;
@@ -61,7 +61,9 @@ export const QueueConsumerEnvSchema = Type.Object({
     description: "key prefix, empty or ending in `/`",
   }),
   SVC_AUDIT_S3_ENDPOINT: Type.Optional(Type.String({ pattern: "^https?://[^\\s]+$", description: "S3 endpoint URL" })),
-  SVC_AUDIT_S3_REGION: Type.String({ minLength: 1, default: "us-east-1" }),
+  // A region name as S3-compatible stores spell theirs (`us-east-1`, `auto`, `fr-par`, `nyc3`): it is signed into
+  // every request, so a typo is refused here rather than answered with a signature error.
+  SVC_AUDIT_S3_REGION: Type.String({ pattern: "^[A-Za-z0-9_-]{1,64}$", default: "us-east-1" }),
   SVC_AUDIT_S3_ACCESS_KEY: Type.Optional(Type.String({ minLength: 1 })),
   SVC_AUDIT_S3_SECRET_KEY: Type.Optional(Type.String({ minLength: 1 })),
   SVC_AUDIT_S3_FORCE_PATH_STYLE: Type.Union([Type.Literal("true"), Type.Literal("false")], { default: "true" }),
@@ -122,7 +124,11 @@ export const QueueConsumerEnvSchema = Type.Object({
   SVC_AUDIT_METRICS_PORT: Type.Optional(
     integer({ minimum: 0, maximum: 65_535, description: "port of /metrics and /health; unset = not served" }),
   ),
-  SVC_AUDIT_METRICS_HOST: Type.String({ minLength: 1, default: "127.0.0.1", description: "metrics address" }),
+  SVC_AUDIT_METRICS_HOST: Type.String({
+    pattern: LISTEN_HOST_PATTERN,
+    default: "127.0.0.1",
+    description: "metrics address",
+  }),
   SVC_AUDIT_LOG_LEVEL: Type.Union(
     ["fatal", "error", "warn", "info", "debug", "trace", "silent"].map((level) => Type.Literal(level)),
     { default: "info" },

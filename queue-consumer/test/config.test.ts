@@ -94,6 +94,9 @@ describe("parseQueueConsumerConfig", () => {
     ["SVC_AUDIT_MAX_BUFFERED_BYTES", { SVC_AUDIT_BATCH_MAX_BYTES: "4096", SVC_AUDIT_MAX_BUFFERED_BYTES: "4096" }],
     ["SVC_AUDIT_KAFKA_SESSION_TIMEOUT_MS", { SVC_AUDIT_KAFKA_SESSION_TIMEOUT_MS: "100" }],
     ["SVC_AUDIT_S3_SECRET_KEY", { SVC_AUDIT_S3_ACCESS_KEY: "only-one" }],
+    ["SVC_AUDIT_S3_ACCESS_KEY", { SVC_AUDIT_S3_SECRET_KEY: "only-one" }],
+    ["SVC_AUDIT_S3_REGION", { SVC_AUDIT_S3_REGION: "us east 1" }],
+    ["SVC_AUDIT_METRICS_HOST", { SVC_AUDIT_METRICS_HOST: "0.0.0.0:9464" }],
     ["SVC_AUDIT_S3_ENDPOINT", { SVC_AUDIT_S3_ENDPOINT: "ftp://x" }],
     ["SVC_AUDIT_S3_ENDPOINT", { SVC_AUDIT_S3_ENDPOINT: "http://[not-a-host" }],
     ["SVC_AUDIT_METRICS_PORT", { SVC_AUDIT_METRICS_PORT: "70000" }],
@@ -134,7 +137,7 @@ describe("parseQueueConsumerConfig", () => {
     });
     for (const { field, code, stderr } of await Promise.all(runs)) {
       expect(code, field).toBe(2);
-      expect(stderr, field).toContain(field);
+      expect(stderr, field).toContain(`: ${field}: `);
     }
   });
 });
