@@ -1,4 +1,4 @@
-import { afterAll, beforeAll } from "bun:test";
+import { afterAll, afterEach, beforeAll } from "bun:test";
 import { type PrivateServers, startPrivateServers } from "@svc/testkit";
 import { SQL } from "bun";
 import { type QueueConsumer, startConsumer } from "../index.ts";
@@ -54,12 +54,30 @@ export function faultHarness(services: readonly FaultService[]): FaultHarness {
     return value;
   };
 
+  // Whether a test stopped the servers and has not started them again (it failed in between): the next test must not
+  // find them down, so each test's end starts them again.
+  let stopped = false;
   beforeAll(async () => {
-    server = await startPrivateServers(services);
+    const real = await startPrivateServers(services);
+    server = {
+      ...real,
+      async stop() {
+        stopped = true;
+        await real.stop();
+      },
+      async start() {
+        await real.start();
+        stopped = false;
+      },
+    };
     const own = stackAddresses(server.env);
     addresses = { ...shared };
     for (const service of services) for (const key of OWN_ADDRESSES[service]) addresses[key] = own[key];
     producer = new TestProducer(addresses.brokers);
+  }, 120_000);
+
+  afterEach(async () => {
+    if (stopped) await server?.start();
   }, 120_000);
 
   afterAll(async () => {

@@ -12,14 +12,36 @@ describeWithServers("queue-consumer with a private Kafka broker (restarted)", ()
     const { names, consumer } = await consumerFor("kafka");
     const batches: BatchWritten[] = [];
     consumer.events.on("batch", (b) => batches.push(b));
-    const lines = makeLines(2000);
+    // A pool larger than the run needs: the sender stops a few chunks after the restart.
+    const lines = makeLines(40_000);
     await harness.producer.send(names.topic, lines.slice(0, 1000));
     await waitFor("first batches durable", async () => (batches.length > 0 ? true : undefined), { timeoutMs: 30_000 });
+    // A sender that goes on across the restart, 50 records at a time, until 5 chunks were taken after it: a chunk
+    // the stopped broker refused is sent again once it is back (a copy of one it took is an id stored twice, not lost).
+    let restarted = false;
+    let chunksAfterRestart = 0;
+    let sent = 1000;
+    const sender = (async () => {
+      while (chunksAfterRestart < 5 && sent < lines.length) {
+        try {
+          await harness.producer.send(names.topic, lines.slice(sent, sent + 50), 50);
+          sent += 50;
+          if (restarted) chunksAfterRestart += 1;
+        } catch {
+          await Bun.sleep(100); // pacing while the broker is away, not a synchronisation
+        }
+        await Bun.sleep(10);
+      }
+    })();
+    await waitFor("records flowing", async () => (sent >= 1200 ? true : undefined), { timeoutMs: 30_000 });
     await harness.server.stop();
     await harness.server.start();
-    await harness.producer.send(names.topic, lines.slice(1000));
-    const facts = await waitAllIndexed(sql, names.schema, lines.length, 90_000);
-    expect(facts).toMatchObject({ events: 2000, distinctIds: 2000, counted: 2000, posted: 2000, strays: 0 });
+    restarted = true;
+    await sender;
+    // Records flowed up to the stop and after the start (the pool was not used up before it).
+    expect(chunksAfterRestart).toBe(5);
+    const facts = await waitAllIndexed(sql, names.schema, sent, 90_000);
+    expect(facts).toMatchObject({ events: sent, distinctIds: sent, counted: sent, posted: sent, strays: 0 });
   }, 180_000);
 
   test("a batch's commit meets a stopped broker: the session is replaced, stop() returns, and nothing is lost", async () => {
