@@ -31,6 +31,8 @@ export interface FaultHarness {
   readonly producer: TestProducer;
   /** A consumer on a fresh 6-partition topic and schema (removed after the file), logging errors only. */
   consumerFor(purpose: string, extra?: Record<string, string>): Promise<{ names: TestNames; consumer: QueueConsumer }>;
+  /** A fresh 6-partition topic and schema for a writer the test runs itself (a child process), removed after. */
+  namesFor(purpose: string): Promise<TestNames>;
   /** Another consumer on the topic, schema and group of `consumerFor`'s (a replica, or its next start). */
   consumerOn(names: TestNames, extra?: Record<string, string>): Promise<QueueConsumer>;
 }
@@ -89,6 +91,15 @@ export function faultHarness(services: readonly FaultService[]): FaultHarness {
     await server?.remove();
   }, 120_000);
 
+  const namesFor = async (purpose: string): Promise<TestNames> => {
+    const at = started(addresses);
+    const names = testNames(purpose);
+    schemas.push(names.schema);
+    topics.push(names.topic);
+    await createTopic(at.brokers, names.topic, 6);
+    return names;
+  };
+
   const consumerOn = async (names: TestNames, extra: Record<string, string> = {}): Promise<QueueConsumer> => {
     const at = started(addresses);
     const consumer = await startConsumer(consumerConfig(at, names, { SVC_AUDIT_LOG_LEVEL: "error", ...extra }));
@@ -104,12 +115,9 @@ export function faultHarness(services: readonly FaultService[]): FaultHarness {
     get producer() {
       return started(producer);
     },
+    namesFor,
     async consumerFor(purpose, extra = {}) {
-      const at = started(addresses);
-      const names = testNames(purpose);
-      schemas.push(names.schema);
-      topics.push(names.topic);
-      await createTopic(at.brokers, names.topic, 6);
+      const names = await namesFor(purpose);
       return { names, consumer: await consumerOn(names, extra) };
     },
     consumerOn,
