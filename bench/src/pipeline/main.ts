@@ -115,7 +115,10 @@ try {
     const figures: ThroughputRound = {};
     const roundCtx = roundContext(ctx, round);
     const label = (section: string) => (args.rounds > 1 ? `${section} (round ${round})` : section);
-    if (wants("peers")) await step(label("peers"), undefined, () => runPeers(roundCtx, figures));
+    // The peers first in odd rounds, after our services in even ones: neither side always runs on the later, warmer
+    // (or more fragmented) machine.
+    const peersFirst = round % 2 === 1;
+    if (wants("peers") && peersFirst) await step(label("peers"), undefined, () => runPeers(roundCtx, figures));
     let agentTopic: string | undefined;
     if (wants("agent")) {
       await step(label("agent"), present.agent ? undefined : "agent/src/main.ts not there yet", async () => {
@@ -130,6 +133,7 @@ try {
           : undefined;
       await step(label("consumer"), missing, () => runConsumerAlone(roundCtx, figures, agentTopic ?? ""));
     }
+    if (wants("peers") && !peersFirst) await step(label("peers"), undefined, () => runPeers(roundCtx, figures));
     if (wants("e2e")) await step(label("e2e"), bothMissing, () => runEndToEnd(roundCtx, figures));
     results.rounds.push(figures);
   }

@@ -21,6 +21,26 @@ export function medianRound(rounds: readonly ThroughputRound[]): ThroughputRound
   return median;
 }
 
+/**
+ * The median over the rounds of `ours`'s rate ÷ `peer`'s rate in the same round (of an even count, the lower middle
+ * one), from the rounds that have both; undefined from none. The ratio goals are judged on it: the machine's speed
+ * drifts between rounds (kcat -P 2.0–2.9 s for the same million records within minutes), and a round's two runs,
+ * a few seconds apart, share their stretch of it, which a median of each side taken apart does not.
+ */
+export function pairedRatio(
+  rounds: readonly ThroughputRound[],
+  ours: keyof ThroughputRound,
+  peer: keyof ThroughputRound,
+): number | undefined {
+  const ratios = rounds
+    .flatMap((round) => {
+      const [a, b] = [round[ours], round[peer]];
+      return a && b ? [rate(a) / rate(b)] : [];
+    })
+    .sort((x, y) => x - y);
+  return ratios.length === 0 ? undefined : ratios[Math.floor((ratios.length - 1) / 2)];
+}
+
 /** The lowest and highest value of `pick` over the rounds that have `measure`; undefined with fewer than two. */
 export function roundRange<M extends keyof ThroughputRound>(
   rounds: readonly ThroughputRound[],

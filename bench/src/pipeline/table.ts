@@ -81,12 +81,6 @@ export function renderMarkdown(rows: readonly BenchRow[]): string {
   return lines.join("\n");
 }
 
-/** `value ≥ ratio × reference`, undefined when either is missing. */
-export function atLeast(value: Figure | undefined, reference: Figure | undefined, ratio = 1): boolean | undefined {
-  if (value === undefined || reference === undefined) return undefined;
-  return value.value >= ratio * reference.value;
-}
-
 /** `value ≤ limit` (or ≥ with `atLeastLimit`), undefined when missing. */
 export function within(value: Figure | undefined, limit: number, atLeastLimit = false): boolean | undefined {
   if (value === undefined) return undefined;

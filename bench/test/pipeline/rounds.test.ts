@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { medianRound, roundRange } from "../../src/pipeline/rounds.ts";
+import { medianRound, pairedRatio, roundRange } from "../../src/pipeline/rounds.ts";
 
 const ship = (ms: number, peakRss = 1) => ({ records: 1_000, bytes: 400_000, ms, peakRss });
 
@@ -21,4 +21,17 @@ test("roundRange: lowest and highest over the rounds that have the measure; none
   expect(roundRange(rounds, "agent", (f) => f.peakRss)).toEqual([3, 7]);
   expect(roundRange(rounds, "agent", () => undefined)).toBeUndefined();
   expect(roundRange([{ agent: ship(5) }], "agent", (f) => f.ms)).toBeUndefined();
+});
+
+test("pairedRatio: the median of each round's own ratio, from the rounds that have both; none from no such round", () => {
+  const rounds = [
+    { agent: ship(4), kcatProduce: ship(1) }, // 0.25
+    { agent: ship(2), kcatProduce: ship(1) }, // 0.5
+    { agent: ship(1) },
+    { agent: ship(1), kcatProduce: ship(1) }, // 1
+    { agent: ship(3), kcatProduce: ship(2) }, // 0.667
+  ];
+  expect(pairedRatio(rounds, "agent", "kcatProduce")).toBe(0.5); // 0.25, 0.5, 0.667, 1 → the lower middle
+  expect(pairedRatio(rounds.slice(3), "agent", "kcatProduce")).toBe(2 / 3); // 1 and 0.667 → 0.667
+  expect(pairedRatio(rounds, "consumer", "kcatConsume")).toBeUndefined();
 });

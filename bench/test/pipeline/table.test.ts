@@ -1,6 +1,5 @@
 import { describe, expect, test } from "bun:test";
 import {
-  atLeast,
   type BenchRow,
   formatFigure,
   formatNumber,
@@ -74,10 +73,7 @@ describe("number formatting and goal checks", () => {
     expect(formatNumber(0)).toBe("0");
   });
 
-  test("atLeast and within", () => {
-    expect(atLeast({ value: 51, unit: "" }, { value: 100, unit: "" }, 0.5)).toBe(true);
-    expect(atLeast({ value: 49, unit: "" }, { value: 100, unit: "" }, 0.5)).toBe(false);
-    expect(atLeast(undefined, { value: 100, unit: "" })).toBeUndefined();
+  test("within", () => {
     expect(within({ value: 80, unit: "MB" }, 80)).toBe(true);
     expect(within({ value: 81, unit: "MB" }, 80)).toBe(false);
     expect(within({ value: 99_000, unit: "" }, 100_000, true)).toBe(false);
