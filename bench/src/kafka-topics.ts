@@ -1,4 +1,5 @@
 import { Admin, ListOffsetTimestamps } from "@platformatic/kafka";
+import { BenchError } from "./errors.ts";
 
 /** Topic settings that override the broker's retention: no size or time limit. */
 const KEEP_EVERY_RECORD = [
@@ -10,6 +11,10 @@ const KEEP_EVERY_RECORD = [
 export class BenchTopics {
   private readonly admin: Admin;
   private readonly created = new Set<string>();
+  /** Creations not answered yet: `cleanup` waits for them, so a topic created while it runs is deleted too. */
+  private readonly creating = new Set<Promise<unknown>>();
+  /** Set by `cleanup`: an interrupted run's sections go on for a moment and must not add topics after it. */
+  private closing = false;
 
   constructor(brokers: string[]) {
     this.admin = new Admin({ clientId: "svc-bench", bootstrapBrokers: brokers, timeout: 30_000 });
@@ -23,7 +28,18 @@ export class BenchTopics {
    * already counts every record the run puts in a topic.
    */
   async create(name: string, partitions = 6): Promise<string> {
-    await this.admin.createTopics({ topics: [name], partitions, replicas: 1, configs: KEEP_EVERY_RECORD });
+    if (this.closing) {
+      throw new BenchError("BENCH_STEP_FAILED", `topic ${name} not created: the run's topics are being deleted`, {
+        subject: name,
+      });
+    }
+    const creation = this.admin.createTopics({ topics: [name], partitions, replicas: 1, configs: KEEP_EVERY_RECORD });
+    this.creating.add(creation);
+    try {
+      await creation;
+    } finally {
+      this.creating.delete(creation);
+    }
     this.created.add(name);
     return name;
   }
@@ -65,6 +81,8 @@ export class BenchTopics {
    * lists the broker's topics (for up to 15 s): only a topic still there is reported as a failure (best effort, never thrown).
    */
   async cleanup(): Promise<string[]> {
+    this.closing = true;
+    await Promise.allSettled([...this.creating]);
     const names = [...this.created];
     await Promise.allSettled(names.map((name) => this.admin.deleteTopics({ topics: [name] })));
     const failures: string[] = [];

@@ -31,6 +31,15 @@ export interface SpawnOptions {
 
 const TAIL_BYTES = 8_192;
 
+/** Every tracked process not reaped yet: what an interrupted run must not leave behind (`killAllTracked`). */
+const live = new Set<Subprocess>();
+
+/** SIGKILL to every tracked process still running (an interrupted run: its `finally` blocks will not run). */
+export function killAllTracked(): number {
+  for (const proc of live) proc.kill("SIGKILL");
+  return live.size;
+}
+
 /** Spawns a peer or one of our services, samples its RSS, and keeps the end of its output for error messages. */
 export function spawnTracked(name: string, argv: string[], options: SpawnOptions = {}): TrackedProcess {
   const proc = Bun.spawn(argv, {
@@ -50,12 +59,14 @@ export function spawnTracked(name: string, argv: string[], options: SpawnOptions
   };
   void drain(proc.stderr).catch(() => undefined);
   void drain(proc.stdout as ReadableStream<Uint8Array> | number | undefined).catch(() => undefined);
+  live.add(proc);
   const rss = new RssSampler(proc.pid);
   let stopping = false;
   let peakAtExit: number | undefined;
   // VmHWM as last sampled. Not `resourceUsage().maxRSS`: under Bun 1.4.5 it is the largest of every child this
   // process reaped so far (kcat -C's 1.3 GiB read for each process after it, 2026-11-29), not this child's own.
   void proc.exited.then(() => {
+    live.delete(proc);
     peakAtExit = rss.stop();
   });
 
@@ -97,14 +108,27 @@ function usedCpuMs(proc: Subprocess): number | undefined {
   return usage === undefined ? undefined : Number(usage.cpuTime.total) / 1000;
 }
 
-/** Runs a command to its end; throws `BENCH_STEP_FAILED` with its output when it fails. */
+/**
+ * Runs a command to its end; throws `BENCH_STEP_FAILED` with its output when it fails, or when it has not ended
+ * after `timeoutMs` (10 minutes unless given: a peer stuck on a broker that went away must not hang the run).
+ */
 export async function runToEnd(
   name: string,
   argv: string[],
-  options: SpawnOptions = {},
+  options: SpawnOptions & { timeoutMs?: number } = {},
 ): Promise<{ ms: number; peakRss: number; cpuMs: number | undefined; output: string }> {
   const tracked = spawnTracked(name, argv, options);
+  const timeoutMs = options.timeoutMs ?? 600_000;
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    tracked.proc.kill("SIGKILL");
+  }, timeoutMs);
   const code = await tracked.proc.exited;
+  clearTimeout(timer);
+  if (timedOut) {
+    throw new BenchError("BENCH_STEP_FAILED", `${name} did not end within ${timeoutMs} ms (killed)`, { subject: name });
+  }
   const ms = performance.now() - tracked.startedAt;
   const peakRss = await tracked.stop();
   const cpuMs = tracked.cpuMs();

@@ -20,3 +20,22 @@ test("a bench topic keeps every record until the run deletes it: no size or time
     await admin.close();
   }
 });
+
+test("cleanup deletes a topic whose creation was still in flight, and refuses new ones after it began", async () => {
+  const brokers = stackEnv().kafkaBrokers;
+  const topics = new BenchTopics(brokers);
+  const admin = new Admin({ clientId: "bench-topics-test", bootstrapBrokers: brokers });
+  try {
+    const name = randomName("bench-topic");
+    const creating = topics.create(name, 1);
+    const cleaning = topics.cleanup();
+    expect(await creating).toBe(name);
+    expect(await cleaning).toEqual([]);
+    expect(await admin.listTopics()).not.toContain(name);
+    expect(await topics.create(randomName("bench-topic"), 1).catch((error: unknown) => error)).toMatchObject({
+      code: "BENCH_STEP_FAILED",
+    });
+  } finally {
+    await admin.close();
+  }
+});

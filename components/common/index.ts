@@ -1,5 +1,11 @@
 export { backoffMs } from "./src/backoff.ts";
 export { ByteSlots } from "./src/byte-slots.ts";
+export {
+  exitAfterCleanup,
+  type SignalExit,
+  TERMINATING_SIGNALS,
+  type TerminatingSignal,
+} from "./src/exit-on-signal.ts";
 export { ExpiringLru, type ExpiringLruOptions } from "./src/expiring-lru.ts";
 export { bindGrpcServer, stopGrpcServer } from "./src/grpc-server.ts";
 export { decodeGzipBody } from "./src/gzip-body.ts";

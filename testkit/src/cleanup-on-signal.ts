@@ -1,14 +1,10 @@
 import { rmSync } from "node:fs";
-import { constants } from "node:os";
+import { exitAfterCleanup, type SignalExit, TERMINATING_SIGNALS, type TerminatingSignal } from "@svc/common";
 import { down, killAllNow, type StackContext } from "@svc/stack";
 
-/**
- * The signals that end a test run early: a CI job cancelled or timed out (SIGTERM), Ctrl-C (SIGINT), a closed
- * terminal (SIGHUP). Bun runs no `process.on("exit")` handler for them, so without handlers of their own the
- * private stack's servers would keep running and its data would stay on disk.
- */
-export const CLEANUP_SIGNALS = ["SIGTERM", "SIGINT", "SIGHUP"] as const;
-export type CleanupSignal = (typeof CLEANUP_SIGNALS)[number];
+/** The signals the private stack is removed on (`TERMINATING_SIGNALS` of `@svc/common`). */
+export const CLEANUP_SIGNALS = TERMINATING_SIGNALS;
+export type CleanupSignal = TerminatingSignal;
 
 export interface SignalCleanupOptions {
   /** Deletes what is left once the servers are killed; default `down(ctx, { purge: true })` (data kept outside
@@ -20,13 +16,8 @@ export interface SignalCleanupOptions {
   log?: (line: string) => void;
 }
 
-export interface SignalCleanup {
-  /** What a signal does: kill the servers at once, purge, delete the state directory, exit 128 + signal number.
-   * A second signal while it runs gets the same run. */
-  handle(signal: CleanupSignal): Promise<void>;
-  /** Takes the signal handlers away again (once the stack is stopped normally). */
-  remove(): void;
-}
+/** A signal kills the servers at once, purges, deletes the state directory and exits 128 + its number. */
+export type SignalCleanup = SignalExit;
 
 export const PURGE_TIMEOUT_MS = 5_000;
 
@@ -36,31 +27,19 @@ export function cleanupOnSignal(ctx: StackContext, options: SignalCleanupOptions
   const timeoutMs = options.purgeTimeoutMs ?? PURGE_TIMEOUT_MS;
   const exit = options.exit ?? ((code: number) => process.exit(code));
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
-  let running: Promise<void> | undefined;
-
-  const run = async (signal: CleanupSignal) => {
-    log(`${signal}: killing the private test stack and deleting ${ctx.stateDir}`);
-    killAllNow(ctx.stateDir);
-    try {
-      await withTimeout(purge(ctx), timeoutMs);
-    } catch (error) {
-      log(`${signal}: purging the private test stack failed: ${error instanceof Error ? error.message : error}`);
-    }
-    rmSync(ctx.stateDir, { recursive: true, force: true });
-    exit(128 + constants.signals[signal]);
-  };
-  const handle = (signal: CleanupSignal) => {
-    running ??= run(signal);
-    return running;
-  };
-  const listeners = CLEANUP_SIGNALS.map((signal) => [signal, () => void handle(signal)] as const);
-  for (const [signal, listener] of listeners) process.on(signal, listener);
-  return {
-    handle,
-    remove() {
-      for (const [signal, listener] of listeners) process.off(signal, listener);
+  return exitAfterCleanup(
+    async (signal) => {
+      log(`${signal}: killing the private test stack and deleting ${ctx.stateDir}`);
+      killAllNow(ctx.stateDir);
+      try {
+        await withTimeout(purge(ctx), timeoutMs);
+      } catch (error) {
+        log(`${signal}: purging the private test stack failed: ${error instanceof Error ? error.message : error}`);
+      }
+      rmSync(ctx.stateDir, { recursive: true, force: true });
     },
-  };
+    { exit },
+  );
 }
 
 async function withTimeout(work: Promise<unknown>, timeoutMs: number): Promise<void> {

@@ -1,10 +1,12 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { cpus, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
+import { exitAfterCleanup } from "@svc/common";
 import { defaultStateDir } from "@svc/stack";
 import { randomName, stackEnv } from "@svc/testkit";
 import { BenchTopics } from "../kafka-topics.ts";
 import { ProgressLine } from "../progress-line.ts";
+import { killAllTracked } from "../spawn-tracked.ts";
 import { ensurePeers } from "../tools.ts";
 import { runAgentAlone } from "./agent-section.ts";
 import { parseBenchArgs, type Section } from "./args.ts";
@@ -101,6 +103,23 @@ async function step(section: string, needs: string | undefined, body: () => Prom
   }
 }
 
+/** Topics, index schemas and the run's directory go, also after a failure; what could not go is printed. */
+async function cleanUp(): Promise<void> {
+  const failures = await topics.cleanup();
+  for (const index of ctx.indexes) {
+    await index.dropAndClose().catch((error: unknown) => failures.push(`drop ${index.schema}: ${String(error)}`));
+  }
+  rmSync(dir, { recursive: true, force: true });
+  for (const failure of failures) progress.done(`cleanup: ${failure}`);
+}
+
+// Interrupted (Ctrl-C, a CI job cancelled): the processes it started are killed and the same cleanup runs, instead of
+// leaving 400 MB topics, index schemas, the record file and an rsyslogd or agent behind.
+const interrupted = exitAfterCleanup(async (signal) => {
+  progress.done(`${signal}: killed ${killAllTracked()} process(es) of the run; removing its topics, schemas and files`);
+  await cleanUp();
+});
+
 let exitCode = 0;
 try {
   if (wants("peers")) ctx.tools = await ensurePeers({ install: !args.noInstall });
@@ -143,12 +162,8 @@ try {
   progress.done(`bench: ${(error as Error).message}`);
   exitCode = 1;
 } finally {
-  const failures = await topics.cleanup();
-  for (const index of ctx.indexes) {
-    await index.dropAndClose().catch((error: unknown) => failures.push(`drop ${index.schema}: ${String(error)}`));
-  }
-  rmSync(dir, { recursive: true, force: true });
-  for (const failure of failures) progress.done(`cleanup: ${failure}`);
+  interrupted.remove();
+  await cleanUp();
 }
 
 const rows = benchRows(results);
