@@ -25,9 +25,20 @@ export class IndexReader {
     return `"${this.schema}"."${name}"`;
   }
 
-  /** Records in durable objects (a retried batch counts twice; use `storedIds` for the exact ledger). */
+  /**
+   * Records in durable objects, each offset once: per partition, the union of the objects' offset ranges (sorted by
+   * first offset, each adds what passes the furthest offset before it). A retried batch's second object, or a batch
+   * cut anew after a rebalance over part of another, adds nothing: summed `records` counted them twice and could
+   * stop a section's clock before every record was durable. The distinct ids confirm at the end (`storedCount`).
+   */
   async durableRecords(): Promise<number> {
-    const rows = await this.sql.unsafe(`SELECT coalesce(sum(records), 0)::bigint AS n FROM ${this.table("objects")}`);
+    const rows = await this.sql.unsafe(
+      `SELECT coalesce(sum(greatest(0, last_offset - greatest(first_offset - 1, coalesce(reach, -1)))), 0)::bigint AS n
+         FROM (SELECT first_offset, last_offset,
+                      max(last_offset) OVER (PARTITION BY topic, partition ORDER BY first_offset, last_offset
+                                             ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS reach
+                 FROM ${this.table("objects")}) ranges`,
+    );
     return Number(rows[0]?.n ?? 0);
   }
 

@@ -5,7 +5,7 @@ import type { BenchContext } from "./context.ts";
 import { waitForCount } from "./context.ts";
 import { recordLines } from "./generate-records.ts";
 import { IndexReader } from "./index-reader.ts";
-import { countOf, objectsPerHour, percentile } from "./percentiles.ts";
+import { countOf, objectsPerHour, percentile, ratePerSecond } from "./percentiles.ts";
 import { writeAtRate } from "./record-file.ts";
 import type { BenchResults, LatencyFigures } from "./results.ts";
 import { spawnAgent, spawnConsumer } from "./services.ts";
@@ -97,6 +97,7 @@ export async function runLatency(ctx: BenchContext, rate: number, batchMaxAgeMs:
       agentRss,
       consumerRss,
       writerMaxLagMs: written.maxLagMs,
+      achievedRate: ratePerSecond(written.records, written.ms),
     };
     ctx.progress.done(
       `${label}: p50 ${figures.p50Ms} ms, p99 ${figures.p99Ms} ms, ${figures.objectsPerPartitionHour?.toFixed(0)} obj/partition/h` +

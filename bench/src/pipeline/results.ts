@@ -37,6 +37,11 @@ export interface LatencyFigures {
   consumerRss: number;
   /** How far the paced writer fell behind its schedule at worst (a busy machine). */
   writerMaxLagMs: number;
+  /**
+   * The rate the bench's line writer reached (records over its writing time): below `rate` when it lagged, and the
+   * pipeline was then offered less than the row's rate (latency is measured from each line's own write).
+   */
+  achievedRate?: number;
 }
 
 /** The throughput figures of one round (`--rounds`): each tool, then agent and consumer together, on the same file. */

@@ -192,8 +192,9 @@ export function benchRows(results: BenchResults): BenchRow[] {
     section: "end to end",
     measure: "sustained: from 10 % to 90 % of the records durable",
     ours: sustained,
-    goal: "≥ 100,000 ev/s",
-    met: within(sustained, 100_000, true),
+    // Not judged: the goal is the whole run's, line written → durable (the row above); this part leaves out the
+    // start and the tail.
+    note: sustained === undefined ? undefined : "a part of the run, not judged",
   });
   rows.push({
     section: "end to end",
@@ -224,7 +225,12 @@ export function benchRows(results: BenchResults): BenchRow[] {
         ? `${run.records - run.stored} not durable in time` +
           (skipped > 0 ? ` (${skipped} of them deleted by Kafka's retention before they were read)` : "")
         : undefined;
-    const lag = run.writerMaxLagMs > 1_000 ? `writer lagged ${Math.round(run.writerMaxLagMs)} ms` : undefined;
+    // The bench's line writer behind its schedule: the pipeline was offered less than the row's rate.
+    const lag =
+      run.writerMaxLagMs > 1_000
+        ? `the bench's line writer lagged ${Math.round(run.writerMaxLagMs)} ms` +
+          (run.achievedRate === undefined ? "" : `, ${Math.round(run.achievedRate).toLocaleString("en-US")}/s offered`)
+        : undefined;
     const finite = (value: number | undefined) => (value === undefined || !Number.isFinite(value) ? undefined : value);
     rows.push({ section: "latency", measure: `p50 line → durable, ${label}`, ours: ms(finite(run.p50Ms)), note: late });
     const p99Met = isGoalRate ? (finite(run.p99Ms) === undefined ? false : within(ms(run.p99Ms), 10_000)) : undefined;
