@@ -75,5 +75,5 @@ describe("kill -9 between PUT and offset commit", () => {
       second.kill("SIGTERM");
     }
     expect(await second.exited).toBe(0);
-  });
+  }, 120_000);
 });

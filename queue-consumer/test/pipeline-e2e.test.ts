@@ -283,4 +283,4 @@ test("a verified call's record reaches an Object-Locked object with the spec's f
   expect(deletion).toBeDefined();
   expect(["AccessDenied", "InvalidRequest"]).toContain(deletion?.name ?? "");
   expect((await s3.send(new HeadObjectCommand(target))).VersionId).toBe(stored.versionId);
-});
+}, 180_000);

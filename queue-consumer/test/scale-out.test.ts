@@ -53,5 +53,5 @@ describe("two replicas in one group", () => {
     // b wrote batches of partitions that were a's.
     const handedOver = new Set(writtenByB.map((w) => w.partition).filter((p) => split.pa.includes(p)));
     expect(handedOver.size).toBe(split.pa.length);
-  });
+  }, 180_000);
 });
