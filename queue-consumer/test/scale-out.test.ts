@@ -1,7 +1,9 @@
 import { describe, expect, test } from "bun:test";
 import { waitFor } from "@svc/testkit";
 import { type BatchWritten, type QueueConsumer, startConsumer } from "../index.ts";
-import { consumerConfig, makeLines, pipelineFixture, waitAllIndexed } from "./helpers.ts";
+import { consumerConfig, consumerEnv, makeLines, pipelineFixture, waitAllIndexed } from "./helpers.ts";
+
+const MAIN = new URL("../src/main.ts", import.meta.url).pathname;
 
 const started: QueueConsumer[] = [];
 const { addresses, sql, names, producer } = pipelineFixture("scale", {
@@ -53,5 +55,65 @@ describe("two replicas in one group", () => {
     // b wrote batches of partitions that were a's.
     const handedOver = new Set(writtenByB.map((w) => w.partition).filter((p) => split.pa.includes(p)));
     expect(handedOver.size).toBe(split.pa.length);
+  }, 180_000);
+});
+
+describe("a replica killed with -9 under load", () => {
+  const crashed = pipelineFixture("scale-kill", {
+    partitions: 6,
+    beforeTeardown: () => Promise.allSettled(started.map((c) => c.stop())),
+  });
+
+  test("after its session timeout the other replica owns every partition, and every id is indexed", async () => {
+    const { addresses, sql, names, producer } = crashed;
+    // Replica a is its own process (so it can die mid-write), b is in this one (its assignment can be read).
+    const a = Bun.spawn([process.execPath, "run", MAIN], {
+      env: { ...process.env, ...consumerEnv(addresses, names) },
+      stdout: "ignore",
+      stderr: "inherit",
+    });
+    try {
+      const first = makeLines(300, 60);
+      await producer.send(names.topic, first);
+      await waitAllIndexed(sql, names.schema, first.length, 30_000);
+      const b = await startConsumer(consumerConfig(addresses, names));
+      started.push(b);
+      const own = await waitFor(
+        "b owns some partitions, a the others",
+        async () => {
+          const mine = partitionsOf(b);
+          return mine.length > 0 && mine.length < 6 ? mine : undefined;
+        },
+        { timeoutMs: 30_000 },
+      );
+      const writtenByB: BatchWritten[] = [];
+      b.events.on("batch", (batch) => writtenByB.push(batch));
+      const lines = makeLines(4000, 60);
+      let sent = 0;
+      const sending = (async () => {
+        for (let i = 0; i < lines.length; i += 200) {
+          await producer.send(names.topic, lines.slice(i, i + 200));
+          sent = i + 200;
+          await Bun.sleep(50); // pacing the load, not synchronisation
+        }
+      })();
+      await waitFor("a third sent", async () => (sent >= 1200 ? true : undefined), { timeoutMs: 20_000 });
+      a.kill("SIGKILL");
+      await a.exited;
+      // No leave request from a: the group notices it only after its session timeout (6 s in these tests).
+      await waitFor("b owns 6", async () => (partitionsOf(b).length === 6 ? true : undefined), { timeoutMs: 40_000 });
+      await sending;
+      const after = makeLines(600, 60);
+      await producer.send(names.topic, after);
+      const total = first.length + lines.length + after.length;
+      const facts = await waitAllIndexed(sql, names.schema, total, 60_000);
+      expect(facts).toMatchObject({ events: total, distinctIds: total, counted: total, posted: total, strays: 0 });
+      // b wrote batches of every partition that was a's.
+      const wasA = [0, 1, 2, 3, 4, 5].filter((p) => !own.includes(p));
+      expect(new Set(writtenByB.map((w) => w.partition).filter((p) => wasA.includes(p))).size).toBe(wasA.length);
+    } finally {
+      a.kill("SIGKILL");
+      await a.exited;
+    }
   }, 180_000);
 });
