@@ -66,7 +66,7 @@ export class AgentMetrics {
     });
     this.rotations = new Counter({
       name: "svc_agent_rotations_total",
-      help: "Source file switches, by kind (rename, recreate, truncate)",
+      help: "Source file switches, by kind (rename, recreate, copytruncate, truncate)",
       labelNames: ["kind"],
       registers,
     });

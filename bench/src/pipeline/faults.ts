@@ -174,7 +174,7 @@ try {
   }
   const ids = await index.allIds(tag);
   const ledger = checkLedger(emitted, ids);
-  const inObjects = await index.durableRecords();
+  const inObjects = await index.recordsInObjects();
   const inKafka = await topics.total(topic);
   const postings = await index.postings();
   report = {

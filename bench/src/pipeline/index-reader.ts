@@ -42,6 +42,12 @@ export class IndexReader {
     return Number(rows[0]?.n ?? 0);
   }
 
+  /** Records in durable objects counted as written: a batch written twice (retried, re-read) counts twice. */
+  async recordsInObjects(): Promise<number> {
+    const rows = await this.sql.unsafe(`SELECT coalesce(sum(records), 0)::bigint AS n FROM ${this.table("objects")}`);
+    return Number(rows[0]?.n ?? 0);
+  }
+
   /** Every object written: when S3 acknowledged it (`written_at`, epoch ms) and its records, for `sustainedRate`. */
   async durableObjects(): Promise<DurableObject[]> {
     const rows = await this.sql.unsafe(

@@ -35,4 +35,6 @@ test("durable records count each offset once: a retried batch and a batch cut an
   await object(1, 25, 74, "v1"); // cut anew after a rebalance, over half of the one before
   await object(2, 10, 19, "v1"); // a partition read from offset 10
   expect(await reader.durableRecords()).toBe(200 + 75 + 10);
+  // As written, for the fault loop's count of records the consumer wrote twice.
+  expect(await reader.recordsInObjects()).toBe(100 + 100 + 100 + 50 + 50 + 10);
 });
