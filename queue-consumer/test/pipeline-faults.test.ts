@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { GetObjectCommand } from "@aws-sdk/client-s3";
 import { readCheckpoint } from "@svc/agent";
 import { type AgentProcess, scrape, spawnAgent } from "@svc/agent/testing";
+import { FileTarget } from "@svc/audit-emitter";
 import { type TempDir, tempDir, waitFor } from "@svc/testkit";
 import { pino } from "pino";
 import { type QueueConsumer, startConsumer } from "../index.ts";
@@ -164,3 +165,25 @@ test.each(["rename", "copytruncate"] as const)(
   },
   150_000,
 );
+
+test("the emitter's own size rotation (1 MiB files, 10 kept) while the agent reads: every id stored", async () => {
+  const source = inDir("emitter-rotation.jsonl");
+  const records = makeLines(10_000);
+  const target = new FileTarget(source, false, { bytes: 1024 * 1024, keep: 10 });
+  const agent = startAgent(source);
+  const url = await agent.metricsUrl();
+  try {
+    // Batches of 200 lines as the emitter's sink writes them, paced so the agent reads while files rotate.
+    for (let n = 0; n < records.length; n += 200) {
+      await target.write(Buffer.from(text(records, n, n + 200)));
+      await Bun.sleep(5); // pacing the writer, not a synchronisation
+    }
+  } finally {
+    await target.close();
+  }
+  await expectAllStored(records);
+  // ~4 MB of lines in 1 MiB files: at least three rotations, each followed by rename.
+  expect(await scrape(url, 'svc_agent_rotations_total{kind="rename"}')).toBeGreaterThanOrEqual(3);
+  agent.process.kill("SIGTERM");
+  expect(await agent.exited).toBe(0);
+}, 150_000);

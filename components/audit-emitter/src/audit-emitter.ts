@@ -90,8 +90,15 @@ export interface AuditEmitterOptions {
 /** Schema bounds of `@svc/audit-record`; values are cut to them rather than failing the record. */
 const MAX = { action: 256, resource: 1024, result: 64, identity: 256 } as const;
 
-function targetFor(config: EmitterConfig): SinkTarget {
-  return config.sink === "file" && config.file ? new FileTarget(config.file, config.fsync) : stdoutTarget();
+function targetFor(config: EmitterConfig, logger: Logger): SinkTarget {
+  if (config.sink !== "file" || !config.file) return stdoutTarget();
+  const rotation = config.rotate && {
+    bytes: withinLimits("SVC_AUDIT_LOG_ROTATE_BYTES", config.rotate.bytes, EMITTER_LIMITS.rotateBytes),
+    keep: withinLimits("SVC_AUDIT_LOG_ROTATE_KEEP", config.rotate.keep, EMITTER_LIMITS.rotateKeep),
+  };
+  return new FileTarget(config.file, config.fsync, rotation, (error) =>
+    logger.warn({ err: error }, "audit log rotation failed; writing on in the same file, tried again next batch"),
+  );
 }
 
 /** Creates the emitter of one component: one sink, one counter set, one fail mode. */
@@ -105,7 +112,7 @@ export function createAuditEmitter(config: EmitterConfig, options: AuditEmitterO
   const logger = (options.logger ?? pino({ level: "info" }, pino.destination({ dest: 2, sync: true }))).child({
     component: "audit-emitter",
   });
-  const sink = new JsonlSink(options.target ?? targetFor(config), config.maxBufferedBytes);
+  const sink = new JsonlSink(options.target ?? targetFor(config, logger), config.maxBufferedBytes);
   const counters = {
     recordsWritten: 0,
     recordsFailed: 0,

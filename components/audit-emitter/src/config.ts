@@ -28,6 +28,8 @@ export const EmitterEnvSchema = Type.Object(
     SVC_AUDIT_LOG_MAX_BUFFER_BYTES: Type.Optional(Type.String({ pattern: "^[0-9]{1,12}$" })),
     SVC_AUDIT_LOG_MAX_RECORD_BYTES: Type.Optional(Type.String({ pattern: "^[0-9]{1,12}$" })),
     SVC_AUDIT_LOG_FSYNC: Type.Optional(oneOf(["true", "false"] as const)),
+    SVC_AUDIT_LOG_ROTATE_BYTES: Type.Optional(Type.String({ pattern: "^[0-9]{1,15}$" })),
+    SVC_AUDIT_LOG_ROTATE_KEEP: Type.Optional(Type.String({ pattern: "^[0-9]{1,4}$" })),
   },
   { additionalProperties: true },
 );
@@ -41,6 +43,9 @@ export const EMITTER_DEFAULTS = {
   /** The agent's default `SVC_AGENT_MAX_LINE_BYTES`: a longer line is dead-lettered there, never stored. */
   maxRecordBytes: 64 * 1024,
   fsync: false,
+  /** Size rotation of the file: off (an outside rotator, or none). */
+  rotateBytes: 0,
+  rotateKeep: 5,
 } as const;
 
 export const EMITTER_LIMITS = {
@@ -50,6 +55,9 @@ export const EMITTER_LIMITS = {
    * all, take at most ≈ 13 KB escaped), so only attributes are ever cut. Upper bound: the agent's own maximum.
    */
   maxRecordBytes: { min: 16 * 1024, max: 1024 * 1024 },
+  /** 0 (off), or at least 1 MiB: a file per few records would be a file per rotation check for the agent. */
+  rotateBytes: { min: 1024 * 1024, max: 2 ** 50 },
+  rotateKeep: { min: 1, max: 1000 },
 } as const;
 
 export interface EmitterConfig {
@@ -69,6 +77,11 @@ export interface EmitterConfig {
   maxRecordBytes?: number;
   /** `fdatasync` after every batch written to the file (durable on disk, not only in the page cache). */
   fsync: boolean;
+  /**
+   * Size rotation of the file (`file-target.ts`): before a batch would take it past `bytes`, the file is renamed to
+   * `<file>.1` (the older ones to `.2` … `.<keep>`, the oldest deleted) and a new one created. Undefined: off.
+   */
+  rotate?: { bytes: number; keep: number };
 }
 
 const invalid = (name: string, message: string) =>
@@ -143,10 +156,31 @@ export function loadEmitterConfig(
       `${maxRecordBytes} is more than SVC_AUDIT_LOG_MAX_BUFFER_BYTES (${maxBufferedBytes})`,
     );
   }
+  const rotateBytes =
+    parsed.SVC_AUDIT_LOG_ROTATE_BYTES === undefined || Number(parsed.SVC_AUDIT_LOG_ROTATE_BYTES) === 0
+      ? 0
+      : withinLimits(
+          "SVC_AUDIT_LOG_ROTATE_BYTES",
+          Number(parsed.SVC_AUDIT_LOG_ROTATE_BYTES),
+          EMITTER_LIMITS.rotateBytes,
+        );
+  const rotateKeep = boundedInteger(
+    "SVC_AUDIT_LOG_ROTATE_KEEP",
+    parsed.SVC_AUDIT_LOG_ROTATE_KEEP,
+    EMITTER_DEFAULTS.rotateKeep,
+    EMITTER_LIMITS.rotateKeep,
+  );
+  if (rotateBytes > 0 && sink !== "file") {
+    throw invalid("SVC_AUDIT_LOG_ROTATE_BYTES", "set, but SVC_AUDIT_LOG_SINK is not file");
+  }
+  if (rotateBytes === 0 && parsed.SVC_AUDIT_LOG_ROTATE_KEEP !== undefined) {
+    throw invalid("SVC_AUDIT_LOG_ROTATE_KEEP", "set, but SVC_AUDIT_LOG_ROTATE_BYTES is not");
+  }
   return {
     source,
     sink,
     file,
+    ...(rotateBytes > 0 ? { rotate: { bytes: rotateBytes, keep: rotateKeep } } : {}),
     failMode: parsed.SVC_AUDIT_FAIL_MODE ?? EMITTER_DEFAULTS.failMode,
     maxBufferedBytes,
     maxRecordBytes,

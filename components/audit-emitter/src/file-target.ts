@@ -1,4 +1,4 @@
-import { type FileHandle, open, stat } from "node:fs/promises";
+import { type FileHandle, open, rename, stat } from "node:fs/promises";
 import { AuditEmitterError } from "./errors.ts";
 import type { SinkTarget } from "./sink-target.ts";
 
@@ -11,6 +11,14 @@ interface OpenFile {
   ino: number;
   /** A write failed part-way through a line: the file does not end with a newline. */
   unterminated: boolean;
+  /** Bytes in the file: its size when opened plus what this process wrote since. */
+  size: number;
+}
+
+/** Size rotation: a new file before one would pass `bytes`, `keep` older ones beside it (`<name>.1` the newest). */
+export interface FileRotation {
+  bytes: number;
+  keep: number;
 }
 
 const NEWLINE = Buffer.from("\n");
@@ -50,6 +58,13 @@ const errnoOf = (error: unknown): string | undefined =>
  * deleted). A copytruncate needs nothing: the file is opened with O_APPEND, so writes land at the new end.
  * `requestReopen()` (e.g. on SIGHUP) forces a reopen at the next batch. A file that does not end with a newline when
  * opened (a line cut short before a restart) gets one before the first write, like a write cut short in this process.
+ *
+ * With `rotation`, it rotates the file itself, as logrotate's numbered scheme does (which the agent follows): before
+ * a batch would take a non-empty file past `rotation.bytes`, `<name>.<keep-1>` … `<name>.1` move up one (the oldest,
+ * `<name>.<keep>`, replaced: deleted) and the file becomes `<name>.1`; a new file is created for the batch. Batches
+ * end at a line's end, so a rotation never cuts a line. A rename that fails does not lose the batch: it goes to the
+ * file as it is, `onRotateError` hears why, and the next batch tries again. One process per file: two writers
+ * rotating one path would rename each other's files.
  */
 export class FileTarget implements SinkTarget {
   private file: OpenFile | undefined;
@@ -58,6 +73,8 @@ export class FileTarget implements SinkTarget {
   constructor(
     readonly name: string,
     private readonly fsync: boolean,
+    private readonly rotation?: FileRotation,
+    private readonly onRotateError: (error: Error) => void = () => undefined,
   ) {}
 
   requestReopen(): void {
@@ -66,7 +83,10 @@ export class FileTarget implements SinkTarget {
 
   async write(chunk: Uint8Array): Promise<void> {
     try {
-      const file = await this.current();
+      let file = await this.current();
+      if (this.rotation && file.size > 0 && file.size + chunk.byteLength > this.rotation.bytes) {
+        file = await this.rotate(file, this.rotation.keep);
+      }
       // a failed write that left part of a line: end it first, so the next record is not glued to the fragment
       // (the fragment becomes one invalid line, which the agent dead-letters; the record after it stays whole)
       if (file.unterminated) await this.writeAll(file, NEWLINE);
@@ -85,6 +105,7 @@ export class FileTarget implements SinkTarget {
       while (offset < chunk.byteLength) {
         const { bytesWritten } = await file.handle.write(chunk, offset, chunk.byteLength - offset);
         offset += bytesWritten;
+        file.size += bytesWritten;
       }
       file.unterminated = false;
     } catch (error) {
@@ -107,6 +128,29 @@ export class FileTarget implements SinkTarget {
     this.file = undefined;
     if (file?.unterminated) await this.writeAll(file, NEWLINE).catch(() => undefined); // best effort, old file
     await file?.handle.close().catch(() => undefined);
+    this.file = await this.openFile();
+    return this.file;
+  }
+
+  /**
+   * Moves the generations up one and the file to `<name>.1`, then opens a new file at the name; on a failed rename,
+   * `file` itself (the batch is written there; the next one tries again).
+   */
+  private async rotate(file: OpenFile, keep: number): Promise<OpenFile> {
+    try {
+      for (let n = keep - 1; n >= 1; n -= 1) {
+        await rename(`${this.name}.${n}`, `${this.name}.${n + 1}`).catch((error: unknown) => {
+          if (errnoOf(error) !== "ENOENT") throw error;
+        });
+      }
+      await rename(this.name, `${this.name}.1`);
+    } catch (error) {
+      this.onRotateError(this.failure("rotate", error));
+      return file;
+    }
+    this.file = undefined;
+    if (file.unterminated) await this.writeAll(file, NEWLINE).catch(() => undefined); // best effort, old file
+    await file.handle.close().catch(() => undefined);
     this.file = await this.openFile();
     return this.file;
   }
@@ -137,7 +181,13 @@ export class FileTarget implements SinkTarget {
     }
     try {
       const info = await handle.stat();
-      return { handle, dev: info.dev, ino: info.ino, unterminated: await endsUnterminated(this.name, info) };
+      return {
+        handle,
+        dev: info.dev,
+        ino: info.ino,
+        unterminated: await endsUnterminated(this.name, info),
+        size: info.size,
+      };
     } catch (error) {
       await handle.close().catch(() => undefined);
       throw this.failure("open", error);

@@ -255,3 +255,13 @@ test("a hand-built config with a maxRecordBytes the other fields may not fit in 
   expect(error.code).toBe("AUDIT_EMITTER_CONFIG_INVALID");
   expect(error.subject).toBe("SVC_AUDIT_LOG_MAX_RECORD_BYTES");
 });
+
+test("a hand-built config with a rotation size under 1 MiB or no generation kept is refused", () => {
+  for (const [rotate, subject] of [
+    [{ bytes: 1000, keep: 2 }, "SVC_AUDIT_LOG_ROTATE_BYTES"],
+    [{ bytes: 2 ** 20, keep: 0 }, "SVC_AUDIT_LOG_ROTATE_KEEP"],
+  ] as const) {
+    const error = thrownBy(() => createAuditEmitter(fileConfig({ rotate }), { logger: silent }), AuditEmitterError);
+    expect({ code: error.code, subject: error.subject }).toEqual({ code: "AUDIT_EMITTER_CONFIG_INVALID", subject });
+  }
+});

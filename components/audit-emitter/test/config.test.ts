@@ -25,6 +25,8 @@ test("every variable set", () => {
         SVC_AUDIT_LOG_MAX_BUFFER_BYTES: "65536",
         SVC_AUDIT_LOG_MAX_RECORD_BYTES: "32768",
         SVC_AUDIT_LOG_FSYNC: "true",
+        SVC_AUDIT_LOG_ROTATE_BYTES: "104857600",
+        SVC_AUDIT_LOG_ROTATE_KEEP: "4",
       },
       { source: "endpoint" },
     ),
@@ -32,10 +34,24 @@ test("every variable set", () => {
     source: "kms",
     sink: "file",
     file: "/var/log/svc/audit.jsonl",
+    rotate: { bytes: 104_857_600, keep: 4 },
     failMode: "closed",
     maxBufferedBytes: 65536,
     maxRecordBytes: 32768,
     fsync: true,
+  });
+});
+
+const FILE = { SVC_AUDIT_LOG_SINK: "file", SVC_AUDIT_LOG_FILE: "/var/log/svc/audit.jsonl" };
+
+test("size rotation is off unless a size is set; 0 is off; the default keeps 5 generations", () => {
+  expect(loadEmitterConfig(FILE, { source: "endpoint" }).rotate).toBeUndefined();
+  expect(
+    loadEmitterConfig({ ...FILE, SVC_AUDIT_LOG_ROTATE_BYTES: "0" }, { source: "endpoint" }).rotate,
+  ).toBeUndefined();
+  expect(loadEmitterConfig({ ...FILE, SVC_AUDIT_LOG_ROTATE_BYTES: "1048576" }, { source: "endpoint" }).rotate).toEqual({
+    bytes: 1_048_576,
+    keep: 5,
   });
 });
 
@@ -62,6 +78,11 @@ test.each<[string, Record<string, string>]>([
     { SVC_AUDIT_LOG_MAX_BUFFER_BYTES: "65536", SVC_AUDIT_LOG_MAX_RECORD_BYTES: "65537" },
   ],
   ["SVC_AUDIT_LOG_FSYNC", { SVC_AUDIT_LOG_FSYNC: "yes" }],
+  ["SVC_AUDIT_LOG_ROTATE_BYTES", { ...FILE, SVC_AUDIT_LOG_ROTATE_BYTES: "65536" }],
+  ["SVC_AUDIT_LOG_ROTATE_BYTES", { ...FILE, SVC_AUDIT_LOG_ROTATE_BYTES: "100MiB" }],
+  ["SVC_AUDIT_LOG_ROTATE_BYTES", { SVC_AUDIT_LOG_ROTATE_BYTES: "104857600" }], // stdout cannot rotate
+  ["SVC_AUDIT_LOG_ROTATE_KEEP", { ...FILE, SVC_AUDIT_LOG_ROTATE_BYTES: "104857600", SVC_AUDIT_LOG_ROTATE_KEEP: "0" }],
+  ["SVC_AUDIT_LOG_ROTATE_KEEP", { ...FILE, SVC_AUDIT_LOG_ROTATE_KEEP: "3" }], // keep without a size
 ])("a bad %s is refused, naming the variable (%p)", (name, env) => {
   const error = thrownBy(() => loadEmitterConfig(env, { source: "endpoint" }), AuditEmitterError);
   expect(error.code).toBe("AUDIT_EMITTER_CONFIG_INVALID");

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, expect, test } from "bun:test";
-import { readFile, rename, rm, stat, truncate, unlink, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rename, rm, stat, truncate, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { rejectionOf, type TempDir, tempDir } from "@svc/testkit";
 import { AUDIT_FILE_MODE, AuditEmitterError, FileTarget } from "../index.ts";
@@ -143,4 +143,57 @@ test("a write cut short (file size limit) leaves one bad line, and the next reco
   expect(() => JSON.parse(lines[1] ?? "")).toThrow();
   expect(JSON.parse(lines[2] ?? "").resource).toBe("c".repeat(500));
   expect(lines[3]).toBe("");
+});
+
+test("size rotation: before a batch would pass the size, the generations move up and a new file takes it", async () => {
+  const rotating = new FileTarget(path, false, { bytes: 30, keep: 2 });
+  try {
+    // Lines of 10 bytes: three fit in 30, the fourth starts a new file; the oldest past `keep` is deleted.
+    for (let n = 0; n < 10; n += 1) await rotating.write(line(`line-${String(n).padStart(3, "0")}`));
+  } finally {
+    await rotating.close();
+  }
+  const names = ["", ".1", ".2", ".3"];
+  const contents = await Promise.all(names.map((suffix) => readFile(`${path}${suffix}`, "utf8").catch(() => null)));
+  expect(contents).toEqual([
+    "line-009\n",
+    "line-006\nline-007\nline-008\n",
+    "line-003\nline-004\nline-005\n",
+    null, // line-000 … 002: the oldest generation, replaced past keep = 2
+  ]);
+});
+
+test("size rotation: a batch larger than the size goes whole into a new file; an existing file's size counts", async () => {
+  await writeFile(path, `${"x".repeat(20)}\n`);
+  const rotating = new FileTarget(path, false, { bytes: 30, keep: 3 });
+  try {
+    await rotating.write(Buffer.from(`${"a".repeat(40)}\n`)); // 21 + 41 > 30: the old file moves first
+    await rotating.write(line("b")); // 41 + 2 > 30: rotated again
+  } finally {
+    await rotating.close();
+  }
+  expect(await readFile(`${path}.2`, "utf8")).toBe(`${"x".repeat(20)}\n`);
+  expect(await readFile(`${path}.1`, "utf8")).toBe(`${"a".repeat(40)}\n`);
+  expect(await readFile(path, "utf8")).toBe("b\n");
+});
+
+test("size rotation that cannot rename: the batch goes to the current file, onRotateError hears why, the next tries again", async () => {
+  const errors: Error[] = [];
+  const rotating = new FileTarget(path, false, { bytes: 10, keep: 1 }, (error) => errors.push(error));
+  // `<path>.1` a directory that is not empty: renaming the file over it fails.
+  await mkdir(`${path}.1`);
+  await writeFile(join(`${path}.1`, "in-the-way"), "");
+  try {
+    await rotating.write(line("line-001"));
+    await rotating.write(line("line-002"));
+    expect(errors.map((error) => (error as AuditEmitterError).code)).toEqual(["AUDIT_EMITTER_WRITE_FAILED"]);
+    expect(errors[0]?.message).toContain("audit log rotate failed");
+    expect(await readFile(path, "utf8")).toBe("line-001\nline-002\n");
+    await rm(`${path}.1`, { recursive: true });
+    await rotating.write(line("line-003"));
+  } finally {
+    await rotating.close();
+  }
+  expect(await readFile(`${path}.1`, "utf8")).toBe("line-001\nline-002\n");
+  expect(await readFile(path, "utf8")).toBe("line-003\n");
 });

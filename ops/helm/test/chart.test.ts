@@ -265,6 +265,32 @@ describe("ports and probes are the services' own", () => {
     }
   }
 
+  test("the agent and the audit writers: liveness is answered while /health is 503 (Kafka away), readiness is /health", async () => {
+    const unhealthy = serveMetrics({
+      host: "127.0.0.1",
+      port: 0,
+      registry: { metrics: async () => "", contentType: "text/plain" },
+      health: () => ({ healthy: false, body: { code: "AGENT_KAFKA_UNAVAILABLE" } }),
+      listenError: (_address, cause) => cause as Error,
+    });
+    try {
+      const status = async (path: string) => (await fetch(`${unhealthy.url}${path}`)).status;
+      for (const [workloadName, c] of [
+        [name("endpoint"), "audit-agent"],
+        [name("kms"), "audit-agent"],
+        [name("queue-consumer-audit"), "queue-consumer"],
+      ] as const) {
+        const probes = container(podSpec(workload(manifests, workloadName)), c);
+        const liveness = probes.livenessProbe?.httpGet?.path ?? "";
+        expect({ c, liveness, status: await status(liveness) }).toEqual({ c, liveness, status: 200 });
+        const readiness = probes.readinessProbe?.httpGet?.path;
+        if (readiness !== undefined) expect({ c, status: await status(readiness) }).toEqual({ c, status: 503 });
+      }
+    } finally {
+      await unhealthy.stop();
+    }
+  });
+
   test("HA components: the readiness probe admits an initialized follower (spec: /health/pod-ready), liveness too", async () => {
     for (const component of HA_COMPONENTS) {
       const c = container(podSpec(workload(manifests, name(component))), component);
@@ -305,6 +331,69 @@ test("the audit API's Service: gRPC 50052 and the REST port; endpoint's agent sh
     c.volumeMounts?.find((m) => (endpointEnv.SVC_AUDIT_LOG_FILE ?? "").startsWith(`${m.mountPath}/`));
   expect(mountOf(agent)?.name).toBe(mountOf(container(spec, "endpoint"))?.name);
   expect(spec.volumes?.find((v) => v.name === mountOf(agent)?.name)?.emptyDir).toBeDefined();
+});
+
+describe("the audit logs of endpoint and the KMS", () => {
+  const envOfContainer = (c: V1Container) => Object.fromEntries((c.env ?? []).map((e) => [e.name, e.value]));
+  const pods = [
+    { workloadName: name("endpoint"), main: "endpoint", writer: name("queue-consumer-audit") },
+    { workloadName: name("kms"), main: "kms", writer: name("queue-consumer-kms-audit") },
+  ];
+
+  test("each agent ships to the topic its writer reads, and the emitter rotates its file within the emptyDir", () => {
+    for (const { workloadName, main, writer } of pods) {
+      const spec = podSpec(workload(manifests, workloadName));
+      const agent = envOfContainer(container(spec, "audit-agent"));
+      const writerEnv = envOfContainer(container(podSpec(workload(manifests, writer)), "queue-consumer"));
+      expect({ workloadName, topic: agent.SVC_AGENT_TOPIC }).toEqual({
+        workloadName,
+        topic: writerEnv.SVC_AUDIT_TOPIC,
+      });
+      const emitter = envOfContainer(container(spec, main));
+      const [bytes, keep] = [Number(emitter.SVC_AUDIT_LOG_ROTATE_BYTES), Number(emitter.SVC_AUDIT_LOG_ROTATE_KEEP)];
+      expect(bytes).toBeGreaterThan(0);
+      const mount = container(spec, main).volumeMounts?.find((m) => m.name === "audit");
+      expect(agent.SVC_AGENT_SOURCE?.startsWith(`${mount?.mountPath}/`)).toBe(true);
+      const sizeLimit = String(spec.volumes?.find((v) => v.name === "audit")?.emptyDir?.sizeLimit);
+      const limitBytes = Number.parseInt(sizeLimit, 10) * (sizeLimit.endsWith("Gi") ? 2 ** 30 : 2 ** 20);
+      expect((keep + 1) * bytes).toBeLessThan(limitBytes);
+    }
+  });
+
+  test("the Pod's grace period covers the main container's stop, then the agent's drain and last checkpoint", () => {
+    const agentDrainSeconds = 20 + 2; // SVC_AGENT_SHUTDOWN_TIMEOUT_MS's default, the final checkpoint's bound
+    const mainStopSeconds = { endpoint: 10, kms: 5 } as const;
+    for (const { workloadName, main } of pods) {
+      const spec = podSpec(workload(manifests, workloadName));
+      expect(spec.terminationGracePeriodSeconds ?? 30).toBeGreaterThan(
+        mainStopSeconds[main as keyof typeof mainStopSeconds] + agentDrainSeconds,
+      );
+    }
+  });
+
+  test("the render refuses rotated files that would not fit the emptyDir, and a KMS whose audit writer is off", async () => {
+    const failed = async (set: Record<string, string>) => {
+      const run = await runHelm(["template", RELEASE, CHART_DIR, "--kube-version", KUBE_VERSION, ...setArgs(set)]);
+      expect(run.code).not.toBe(0);
+      return run.stderr;
+    };
+    expect(await failed({ ...REQUIRED, "endpoint.audit.rotateKeep": "10" })).toContain(
+      "endpoint.audit: (rotateKeep + 1) × rotateBytes must be below volumeSizeLimit (1Gi)",
+    );
+    expect(await failed({ ...REQUIRED, "kms.audit.volumeSizeLimit": "256Mi" })).toContain(
+      "kms.audit: (rotateKeep + 1) × rotateBytes must be below volumeSizeLimit (256Mi)",
+    );
+    expect(await failed({ ...REQUIRED, "queueConsumer.writers.kmsAudit.enabled": "false" })).toContain(
+      "kms.enabled needs queueConsumer.writers.kmsAudit.enabled",
+    );
+  });
+
+  test("rotation off (rotateBytes 0): no rotation settings, the file is left to an outside rotator", async () => {
+    const off = parseManifests(await templateChart({ set: { ...REQUIRED, "endpoint.audit.rotateBytes": "0" } }));
+    const emitter = envOfContainer(container(podSpec(workload(off, name("endpoint"))), "endpoint"));
+    expect(emitter.SVC_AUDIT_LOG_ROTATE_BYTES).toBeUndefined();
+    expect(emitter.SVC_AUDIT_LOG_ROTATE_KEEP).toBeUndefined();
+  });
 });
 
 test("the audit API's block cache: its disk tier in an emptyDir sized above its budget; off, neither env nor volume", async () => {

@@ -186,8 +186,11 @@ and is stopped after it, so the last records written are shipped. Args: root, so
   ports:
     - { name: agent-metrics, containerPort: {{ $root.Values.agent.metricsPort }} }
   # No startupProbe: the main container would wait for it, and the agent reports healthy only while shipping.
+  # Liveness asks whether the process answers (/metrics), not /health: that is 503 while Kafka is away or the
+  # checkpoint cannot be written, and a restart fixes neither (it only delays the catch-up). No readiness probe: a
+  # sidecar's would take endpoint out of its Service while shipping stalls, and the file keeps the records.
   livenessProbe:
-    httpGet: { path: /health, port: agent-metrics }
+    httpGet: { path: /metrics, port: agent-metrics }
     initialDelaySeconds: 30
     periodSeconds: 10
     failureThreshold: 6
@@ -196,6 +199,30 @@ and is stopped after it, so the last records written are shipped. Args: root, so
   volumeMounts:
     - { name: audit, mountPath: /var/log/svc/audit }
     - { name: tmp, mountPath: /tmp }
+{{- end -}}
+
+{{/*
+The emitter's size rotation of an audit log (SVC_AUDIT_LOG_ROTATE_*). Args: the audit values (rotateBytes,
+rotateKeep, volumeSizeLimit in Mi or Gi) and their path for messages. Refuses a render whose rotated files
+((keep + 1) × bytes) would not fit in the emptyDir: the kubelet evicts the Pod past its sizeLimit.
+*/}}
+{{- define "svc.auditRotationEnv" -}}
+{{- $a := index . 0 -}}
+{{- $at := index . 1 -}}
+{{- $limit := toString $a.volumeSizeLimit -}}
+{{- $limitBytes := 0 -}}
+{{- if hasSuffix "Gi" $limit -}}{{- $limitBytes = mul (trimSuffix "Gi" $limit | int64) 1073741824 -}}
+{{- else if hasSuffix "Mi" $limit -}}{{- $limitBytes = mul (trimSuffix "Mi" $limit | int64) 1048576 -}}
+{{- else -}}{{- fail (printf "%s.volumeSizeLimit must be in Mi or Gi, got %s" $at $limit) -}}{{- end -}}
+{{- if gt (int64 $a.rotateBytes) 0 -}}
+{{- if ge (mul (add (int64 $a.rotateKeep) 1) (int64 $a.rotateBytes)) $limitBytes -}}
+{{- fail (printf "%s: (rotateKeep + 1) × rotateBytes must be below volumeSizeLimit (%s)" $at $limit) -}}
+{{- end -}}
+- name: SVC_AUDIT_LOG_ROTATE_BYTES
+  value: {{ $a.rotateBytes | int64 | quote }}
+- name: SVC_AUDIT_LOG_ROTATE_KEEP
+  value: {{ $a.rotateKeep | int64 | quote }}
+{{- end -}}
 {{- end -}}
 
 {{/* Labels of one component's objects and Pods: the common ones and its selector labels. */}}
