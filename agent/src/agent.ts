@@ -98,6 +98,8 @@ export async function startAgent(config: AgentConfig, options: StartAgentOptions
   let bytesRead = 0;
   let bytesDone = 0;
   let stopRequested = false;
+  /** A stop that reads on first (`stopReadMs`): resolved once the source has nothing left unread. */
+  let readingToEnd: { resolve: () => void } | undefined;
   let fatal: AgentError | undefined;
   let finalState: AgentState | undefined;
 
@@ -293,6 +295,7 @@ export async function startAgent(config: AgentConfig, options: StartAgentOptions
           ship(event.bytes, event.start, event.file, buffers.readPosition - event.start - event.bytes.length);
           break;
         case "idle":
+          if (readingToEnd && source.bytesUnread() === 0) readingToEnd.resolve();
           await wakeup.waitSince(wakes, config.pollMs);
           break;
         case "switched": {
@@ -445,8 +448,26 @@ export async function startAgent(config: AgentConfig, options: StartAgentOptions
     await closeAll();
   });
 
+  /** Reads on until the source has nothing unread (an idle read with no bytes left), for at most `stopReadMs`. */
+  const readToEnd = async () => {
+    const caughtUp = Promise.withResolvers<void>();
+    readingToEnd = caughtUp;
+    wakeup.wake();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timedOut = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(true), config.stopReadMs);
+    });
+    const late = await Promise.race([caughtUp.promise.then(() => false), timedOut, loop.then(() => false)]);
+    clearTimeout(timer);
+    readingToEnd = undefined;
+    const unread = source.bytesUnread();
+    if (late) log.warn({ unreadBytes: unread, stopReadMs: config.stopReadMs }, "stopping with bytes still unread");
+    else log.info("stopping: everything in the file was read");
+  };
+
   const stop = () => {
     stopping ??= (async () => {
+      if (config.stopReadMs > 0 && !stdin && !fatal) await readToEnd();
       stopRequested = true;
       wakeup.wake();
       if (stdin) await source.close();

@@ -70,6 +70,12 @@ export const AgentEnvSchema = Type.Object({
   }),
   SVC_AGENT_KAFKA_TIMEOUT_MS: integer({ minimum: 100, maximum: 300_000, default: 10_000, description: "request" }),
   SVC_AGENT_SHUTDOWN_TIMEOUT_MS: integer({ minimum: 0, maximum: 600_000, default: 20_000, description: "drain" }),
+  SVC_AGENT_STOP_READ_MS: integer({
+    minimum: 0,
+    maximum: 600_000,
+    default: 0,
+    description: "on a stop, how long the file is still read until nothing is left unread (0: not at all)",
+  }),
   SVC_AGENT_METRICS_PORT: Type.Optional(
     integer({ minimum: 0, maximum: 65_535, description: "port of /metrics and /health; unset = not served" }),
   ),
@@ -106,6 +112,12 @@ export interface AgentConfig {
   rotateGraceMs: number;
   kafkaTimeoutMs: number;
   shutdownTimeoutMs: number;
+  /**
+   * On a stop, keep reading the file (and the generations rotated before it) until nothing is left unread, for at
+   * most this long, before the drain: a sidecar whose writer has already exited and whose volume goes with the Pod
+   * (0: stop reading at once; what is unread is read at the next start).
+   */
+  stopReadMs: number;
   /** Undefined: no metrics listener. 0: an ephemeral port (tests). */
   metricsPort: number | undefined;
   metricsHost: string;
@@ -184,6 +196,7 @@ export function parseAgentConfig(env: Record<string, string | undefined>): Agent
     rotateGraceMs: parsed.SVC_AGENT_ROTATE_GRACE_MS,
     kafkaTimeoutMs: parsed.SVC_AGENT_KAFKA_TIMEOUT_MS,
     shutdownTimeoutMs: parsed.SVC_AGENT_SHUTDOWN_TIMEOUT_MS,
+    stopReadMs: parsed.SVC_AGENT_STOP_READ_MS,
     metricsPort: parsed.SVC_AGENT_METRICS_PORT,
     metricsHost: parsed.SVC_AGENT_METRICS_HOST,
     clientId: parsed.SVC_AGENT_CLIENT_ID,

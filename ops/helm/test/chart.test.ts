@@ -360,13 +360,15 @@ describe("the audit logs of endpoint and the KMS", () => {
     }
   });
 
-  test("the Pod's grace period covers the main container's stop, then the agent's drain and last checkpoint", () => {
+  test("the Pod's grace period covers the main container's stop, then the agent's read-on, drain and last checkpoint", () => {
     const agentDrainSeconds = 20 + 2; // SVC_AGENT_SHUTDOWN_TIMEOUT_MS's default, the final checkpoint's bound
     const mainStopSeconds = { endpoint: 10, kms: 5 } as const;
     for (const { workloadName, main } of pods) {
       const spec = podSpec(workload(manifests, workloadName));
+      const readOnSeconds = Number(envOfContainer(container(spec, "audit-agent")).SVC_AGENT_STOP_READ_MS) / 1000;
+      expect(readOnSeconds).toBeGreaterThan(0);
       expect(spec.terminationGracePeriodSeconds ?? 30).toBeGreaterThan(
-        mainStopSeconds[main as keyof typeof mainStopSeconds] + agentDrainSeconds,
+        mainStopSeconds[main as keyof typeof mainStopSeconds] + readOnSeconds + agentDrainSeconds,
       );
     }
   });

@@ -180,6 +180,9 @@ and is stopped after it, so the last records written are shipped. Args: root, so
       value: "0.0.0.0"
     - name: SVC_AGENT_LOG_LEVEL
       value: {{ $root.Values.agent.logLevel | quote }}
+    # Stopped after the main container, whose file goes with the Pod: read the rest of it first.
+    - name: SVC_AGENT_STOP_READ_MS
+      value: {{ $root.Values.agent.stopReadMs | int64 | quote }}
     - name: BUN_JSC_forceRAMSize
       value: {{ $root.Values.agent.jscRamBytes | int64 | quote }}
     {{- include "svc.extraEnv" $root.Values.agent.extraEnv | nindent 4 }}
