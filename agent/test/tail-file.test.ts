@@ -231,17 +231,26 @@ function copyTruncate(path: string, older: "renamed" | "deleted"): void {
   truncateSync(path, 0);
 }
 
+/**
+ * `count` lines of `prefix` at `path`, a tail that has read the first 10 of them, then copytruncate (the copy at
+ * `.1`): the tail and the text it read.
+ */
+async function readTenThenCopyTruncate(path: string, prefix: string, count: number) {
+  writeFileSync(path, lines(prefix, 0, count));
+  const tail = await TailFile.open(path, undefined, plainOptions());
+  const first = await tail.next(line(prefix, 0).length * 10);
+  const readSoFar = first.kind === "data" ? first.bytes.toString() : "";
+  copyFileSync(path, `${path}.1`);
+  truncateSync(path, 0);
+  return { tail, readSoFar };
+}
+
 test.each(["renamed", "deleted"] as const)(
   "copytruncate again while the first copy is read (the older copy %s): the generation between them is read from its copy, then the path",
   async (older) => {
     const path = await sourcePath("agent-tail-copytruncate-twice");
-    writeFileSync(path, lines("a", 0, 100));
-    const tail = await TailFile.open(path, undefined, plainOptions());
+    const { tail, readSoFar } = await readTenThenCopyTruncate(path, "a", 100);
     try {
-      const first = await tail.next(line("a", 0).length * 10);
-      const readSoFar = first.kind === "data" ? first.bytes.toString() : "";
-      copyFileSync(path, `${path}.1`);
-      truncateSync(path, 0);
       appendFileSync(path, lines("b", 0, 40));
       const copied = await tail.next(4096);
       expect(copied).toMatchObject({ kind: "copied", copy: `${path}.1`, position: readSoFar.length });
@@ -270,13 +279,8 @@ test.each(["renamed", "deleted"] as const)(
 
 test("copies named by hand in the other order (.1, then .2): the older copy, already read, is not read again after the newer", async () => {
   const path = await sourcePath("agent-tail-copies-by-hand");
-  writeFileSync(path, lines("a", 0, 50));
-  const tail = await TailFile.open(path, undefined, plainOptions());
+  const { tail, readSoFar } = await readTenThenCopyTruncate(path, "a", 50);
   try {
-    const first = await tail.next(line("a", 0).length * 10);
-    const readSoFar = first.kind === "data" ? first.bytes.toString() : "";
-    copyFileSync(path, `${path}.1`);
-    truncateSync(path, 0);
     // The first copy was made a minute before the second (a clock tick apart would do).
     const earlier = new Date(Date.now() - 60_000);
     utimesSync(`${path}.1`, earlier, earlier);

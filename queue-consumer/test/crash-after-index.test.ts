@@ -13,18 +13,16 @@ import { ensureIndexSchema } from "../index.ts";
 import { faultHarness } from "./fault-harness.ts";
 import {
   committedOffsets,
-  consumerEnv,
   holdIndexLock,
   indexFacts,
   indexWritesWaiting,
   listVersions,
   makeLines,
   s3Client,
+  spawnConsumer,
   stackAddresses,
   type TestNames,
 } from "./helpers.ts";
-
-const MAIN = new URL("../src/main.ts", import.meta.url).pathname;
 
 describeWithServers("kill -9 after the index transaction, before the offset commit (a private broker)", () => {
   const harness = faultHarness(["kafka"]);
@@ -34,12 +32,7 @@ describeWithServers("kill -9 after the index transaction, before the offset comm
   const s3 = s3Client(shared);
   const brokers = () => stackAddresses(harness.server.env).brokers;
 
-  const spawnConsumer = () =>
-    Bun.spawn([process.execPath, "run", MAIN], {
-      env: { ...process.env, ...consumerEnv({ ...shared, brokers: brokers() }, names) },
-      stdout: "ignore",
-      stderr: "inherit",
-    });
+  const spawnWriter = () => spawnConsumer({ ...shared, brokers: brokers() }, names);
 
   beforeAll(async () => {
     names = await harness.namesFor("crash-idx");
@@ -50,7 +43,7 @@ describeWithServers("kill -9 after the index transaction, before the offset comm
   test("a restart writes the indexed batches again under their keys: every id once, counts not doubled", async () => {
     const lock = await holdIndexLock(sql, names.schema);
     const lines = makeLines(300);
-    const first = spawnConsumer();
+    const first = spawnWriter();
     const exited = () => (first.exitCode !== null ? new Error("consumer exited") : undefined);
     let indexedKeys: string[] = [];
     let indexedBefore = 0;
@@ -87,7 +80,7 @@ describeWithServers("kill -9 after the index transaction, before the offset comm
     expect((await indexFacts(sql, names.schema)).events).toBeGreaterThanOrEqual(indexedBefore);
     expect(indexedKeys.length).toBeGreaterThan(0);
 
-    const second = spawnConsumer();
+    const second = spawnWriter();
     try {
       await waitFor(
         "every offset committed by the restarted writer",

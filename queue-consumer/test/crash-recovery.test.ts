@@ -2,25 +2,16 @@ import { beforeAll, describe, expect, test } from "bun:test";
 import { waitFor } from "@svc/testkit";
 import { ensureIndexSchema } from "../index.ts";
 import {
-  consumerEnv,
   holdIndexLock,
   indexFacts,
   indexWritesWaiting,
   listVersions,
   makeLines,
   pipelineFixture,
+  spawnConsumer,
 } from "./helpers.ts";
 
-const MAIN = new URL("../src/main.ts", import.meta.url).pathname;
 const { addresses, s3, sql, names, producer } = pipelineFixture("crash", { partitions: 6, sqlConnections: 3 });
-
-function spawnConsumer() {
-  return Bun.spawn([process.execPath, "run", MAIN], {
-    env: { ...process.env, ...consumerEnv(addresses, names) },
-    stdout: "ignore",
-    stderr: "inherit",
-  });
-}
 
 beforeAll(async () => {
   await ensureIndexSchema(sql, names.schema);
@@ -33,7 +24,7 @@ describe("kill -9 between PUT and offset commit", () => {
     const lock = await holdIndexLock(sql, names.schema);
 
     const lines = makeLines(300);
-    const first = spawnConsumer();
+    const first = spawnConsumer(addresses, names);
     let firstKeys: string[] = [];
     try {
       await producer.send(names.topic, lines);
@@ -55,7 +46,7 @@ describe("kill -9 between PUT and offset commit", () => {
     // Nothing of the killed transactions stayed.
     expect((await indexFacts(sql, names.schema)).events).toBe(0);
 
-    const second = spawnConsumer();
+    const second = spawnConsumer(addresses, names);
     try {
       await waitFor(
         "every id indexed",

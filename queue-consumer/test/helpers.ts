@@ -80,6 +80,15 @@ export function consumerEnv(
   };
 }
 
+/** The writer as its own process (`bun run queue-consumer/src/main.ts`) with the test's env: one to kill -9. */
+export function spawnConsumer(addresses: Addresses, names: TestNames) {
+  return Bun.spawn([process.execPath, "run", new URL("../src/main.ts", import.meta.url).pathname], {
+    env: { ...process.env, ...consumerEnv(addresses, names) },
+    stdout: "ignore",
+    stderr: "inherit",
+  });
+}
+
 export function consumerConfig(
   addresses: Addresses,
   names: TestNames,

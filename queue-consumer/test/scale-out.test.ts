@@ -1,9 +1,15 @@
 import { describe, expect, test } from "bun:test";
 import { waitFor } from "@svc/testkit";
 import { type BatchWritten, type QueueConsumer, startConsumer } from "../index.ts";
-import { consumerConfig, consumerEnv, makeLines, pipelineFixture, waitAllIndexed } from "./helpers.ts";
-
-const MAIN = new URL("../src/main.ts", import.meta.url).pathname;
+import {
+  consumerConfig,
+  makeLines,
+  type ProducedLine,
+  pipelineFixture,
+  spawnConsumer,
+  type TestProducer,
+  waitAllIndexed,
+} from "./helpers.ts";
 
 const started: QueueConsumer[] = [];
 const { addresses, sql, names, producer } = pipelineFixture("scale", {
@@ -12,6 +18,20 @@ const { addresses, sql, names, producer } = pipelineFixture("scale", {
 });
 
 const partitionsOf = (consumer: QueueConsumer) => consumer.assignedPartitions();
+
+/** Sends `lines` 200 at a time, 50 ms apart (a steady load while a replica goes), telling `onSent` how many went. */
+async function sendPaced(
+  producer: TestProducer,
+  topic: string,
+  lines: readonly ProducedLine[],
+  onSent: (sent: number) => void,
+): Promise<void> {
+  for (let i = 0; i < lines.length; i += 200) {
+    await producer.send(topic, lines.slice(i, i + 200));
+    onSent(i + 200);
+    await Bun.sleep(50); // pacing the load, not synchronisation
+  }
+}
 
 describe("two replicas in one group", () => {
   test("split the 6 partitions; stopping one under load hands its partitions over and every id is indexed", async () => {
@@ -35,13 +55,9 @@ describe("two replicas in one group", () => {
     b.events.on("batch", (batch) => writtenByB.push(batch));
     const lines = makeLines(4000, 60); // 60 tenants: every partition gets records
     let sent = 0;
-    const sending = (async () => {
-      for (let i = 0; i < lines.length; i += 200) {
-        await producer.send(names.topic, lines.slice(i, i + 200));
-        sent = i + 200;
-        await Bun.sleep(50); // pacing the load, not synchronisation
-      }
-    })();
+    const sending = sendPaced(producer, names.topic, lines, (n) => {
+      sent = n;
+    });
     await waitFor("a third sent", async () => (sent >= 1200 ? true : undefined), { timeoutMs: 20_000 });
     await a.stop();
     await waitFor("b owns 6", async () => (partitionsOf(b).length === 6 ? true : undefined), { timeoutMs: 30_000 });
@@ -67,11 +83,7 @@ describe("a replica killed with -9 under load", () => {
   test("after its session timeout the other replica owns every partition, and every id is indexed", async () => {
     const { addresses, sql, names, producer } = crashed;
     // Replica a is its own process (so it can die mid-write), b is in this one (its assignment can be read).
-    const a = Bun.spawn([process.execPath, "run", MAIN], {
-      env: { ...process.env, ...consumerEnv(addresses, names) },
-      stdout: "ignore",
-      stderr: "inherit",
-    });
+    const a = spawnConsumer(addresses, names);
     try {
       const first = makeLines(300, 60);
       await producer.send(names.topic, first);
@@ -90,13 +102,9 @@ describe("a replica killed with -9 under load", () => {
       b.events.on("batch", (batch) => writtenByB.push(batch));
       const lines = makeLines(4000, 60);
       let sent = 0;
-      const sending = (async () => {
-        for (let i = 0; i < lines.length; i += 200) {
-          await producer.send(names.topic, lines.slice(i, i + 200));
-          sent = i + 200;
-          await Bun.sleep(50); // pacing the load, not synchronisation
-        }
-      })();
+      const sending = sendPaced(producer, names.topic, lines, (n) => {
+        sent = n;
+      });
       await waitFor("a third sent", async () => (sent >= 1200 ? true : undefined), { timeoutMs: 20_000 });
       a.kill("SIGKILL");
       await a.exited;
