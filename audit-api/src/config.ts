@@ -1,6 +1,7 @@
 import { type Static, type TSchema, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { type AuthConfig, parseAuthConfig } from "@svc/auth";
+import { LISTEN_HOST_PATTERN } from "@svc/common";
 import { AuditApiError } from "./errors.ts";
 import type { TailSettings } from "./kafka-tail.ts";
 
@@ -16,9 +17,9 @@ const integer = (options: { minimum: number; maximum: number; default?: number; 
  */
 export const AuditApiEnvSchema = Type.Object({
   SVC_AUDIT_HOST_PORT: integer({ minimum: 0, maximum: 65_535, default: 50_052, description: "gRPC port (spec)" }),
-  SVC_AUDIT_GRPC_HOST: Type.String({ minLength: 1, default: "0.0.0.0", description: "gRPC address" }),
+  SVC_AUDIT_GRPC_HOST: Type.String({ pattern: LISTEN_HOST_PATTERN, default: "0.0.0.0", description: "gRPC address" }),
   SVC_AUDIT_REST_PORT: integer({ minimum: 0, maximum: 65_535, default: 8052, description: "REST + health port" }),
-  SVC_AUDIT_REST_HOST: Type.String({ minLength: 1, default: "0.0.0.0", description: "REST address" }),
+  SVC_AUDIT_REST_HOST: Type.String({ pattern: LISTEN_HOST_PATTERN, default: "0.0.0.0", description: "REST address" }),
   SVC_AUDIT_PG_URL: Type.String({ pattern: "^postgres(ql)?://", description: "PostgreSQL of the index" }),
   SVC_AUDIT_PG_POOL: integer({ minimum: 1, maximum: 100, default: 8, description: "connections" }),
   SVC_AUDIT_INDEX_SCHEMA: Type.String({ pattern: IDENTIFIER, default: "audit", description: "index schema" }),

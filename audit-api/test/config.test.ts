@@ -58,6 +58,8 @@ test("SVC_AUDIT_HOST_PORT overrides the gRPC port", () => {
 
 test.each([
   ["SVC_AUDIT_HOST_PORT", "70000"],
+  ["SVC_AUDIT_GRPC_HOST", "http://0.0.0.0"],
+  ["SVC_AUDIT_REST_HOST", "0.0.0.0/0"],
   ["SVC_AUDIT_HOST_PORT", "12ab"],
   ["SVC_AUDIT_PG_URL", "mysql://x"],
   ["SVC_AUDIT_INDEX_SCHEMA", "Bad-Name"],

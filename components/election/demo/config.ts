@@ -1,5 +1,6 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
+import { LISTEN_HOST_PATTERN } from "@svc/common";
 import {
   type ElectionBackend,
   ElectionError,
@@ -30,7 +31,11 @@ export const DemoEnvSchema = Type.Object({
   SVC_ELECTION_RENEW_DEADLINE_SECONDS: seconds("renewDeadlineSeconds"),
   SVC_ELECTION_RETRY_PERIOD_SECONDS: seconds("retryPeriodSeconds"),
   SVC_ELECTION_LABEL_PODS: Type.Union([Type.Literal("true"), Type.Literal("false")], { default: "true" }),
-  SVC_ELECTION_HOST: Type.String({ minLength: 1, default: "127.0.0.1", description: "address of both servers" }),
+  SVC_ELECTION_HOST: Type.String({
+    pattern: LISTEN_HOST_PATTERN,
+    default: "127.0.0.1",
+    description: "address of both servers",
+  }),
   SVC_ELECTION_HEALTH_PORT: port("health endpoints (spec example: 8080)", 8080),
   SVC_ELECTION_GRPC_PORT: port("demo gRPC service; 0 = ephemeral", 0),
 });

@@ -3,7 +3,7 @@ import { type Static, type TSchema, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { type EmitterConfig, loadEmitterConfig } from "@svc/audit-emitter";
 import { type AuthConfig, parseAuthConfig } from "@svc/auth";
-import { readSecretSetting } from "@svc/common";
+import { LISTEN_HOST_PATTERN, readSecretSetting } from "@svc/common";
 import { KmsError } from "./errors.ts";
 import { KMS } from "./profile.ts";
 
@@ -17,9 +17,9 @@ const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"
 export const KmsEnvSchema = Type.Object({
   SVC_KMS_PORT: Type.Integer({ minimum: 0, maximum: 65_535, default: KMS.grpcPort, description: "gRPC port (spec)" }),
   HOSTNAME: Type.String({ minLength: 1, default: "kms", description: "instance name in /health (the Pod's name)" }),
-  SVC_KMS_HOST: Type.String({ minLength: 1, default: "0.0.0.0", description: "gRPC address" }),
+  SVC_KMS_HOST: Type.String({ pattern: LISTEN_HOST_PATTERN, default: "0.0.0.0", description: "gRPC address" }),
   SVC_KMS_HTTP_PORT: Type.Integer({ minimum: 0, maximum: 65_535, default: 8090, description: "/admin, /health" }),
-  SVC_KMS_HTTP_HOST: Type.String({ minLength: 1, default: "0.0.0.0" }),
+  SVC_KMS_HTTP_HOST: Type.String({ pattern: LISTEN_HOST_PATTERN, default: "0.0.0.0" }),
   SVC_KMS_PG_URL: Type.String({ pattern: "^postgres(ql)?://", description: "PostgreSQL of the key store" }),
   SVC_KMS_PG_POOL: Type.Integer({ minimum: 1, maximum: 100, default: 4 }),
   SVC_KMS_PG_SCHEMA: Type.String({ pattern: IDENTIFIER, default: "kms", description: "key store schema" }),

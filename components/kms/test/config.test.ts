@@ -63,6 +63,8 @@ test("plaintext only when SVC_KMS_TLS=false is set", () => {
 
 test("a bad value names its variable; a passphrase is never printed", () => {
   expect(refusal({ ...BASE, SVC_KMS_PORT: "5009x" }).subject).toBe("SVC_KMS_PORT");
+  expect(refusal({ ...BASE, SVC_KMS_HOST: "0.0.0.0:50090" }).subject).toBe("SVC_KMS_HOST");
+  expect(refusal({ ...BASE, SVC_KMS_HTTP_HOST: "https://kms" }).subject).toBe("SVC_KMS_HTTP_HOST");
   expect(refusal({ ...BASE, SVC_KMS_PG_SCHEMA: "Bad-Name" }).subject).toBe("SVC_KMS_PG_SCHEMA");
   expect(refusal({ ...BASE, SVC_KMS_CA_EXPORT_PATH: "relative/ca.pem" }).subject).toBe("SVC_KMS_CA_EXPORT_PATH");
   const short = refusal({ ...BASE, SVC_KMS_PASSPHRASE: "short-pass" });

@@ -6,6 +6,7 @@ import {
   parseServiceCredentials,
   type ServiceCredentials,
 } from "@svc/auth";
+import { LISTEN_HOST_PATTERN } from "@svc/common";
 import {
   type ComponentProfile,
   type ElectionBackend,
@@ -39,7 +40,7 @@ export const ReplicaEnvSchema = Type.Object({
   SVC_ELECTION_RENEW_DEADLINE_SECONDS: seconds("renewDeadlineSeconds"),
   SVC_ELECTION_RETRY_PERIOD_SECONDS: seconds("retryPeriodSeconds"),
   SVC_ELECTION_LABEL_PODS: Type.Union([Type.Literal("true"), Type.Literal("false")], { default: "true" }),
-  SVC_HOST: Type.String({ minLength: 1, default: "0.0.0.0", description: "address both servers bind" }),
+  SVC_HOST: Type.String({ pattern: LISTEN_HOST_PATTERN, default: "0.0.0.0", description: "address both servers bind" }),
   SVC_ADVERTISE_HOST: Type.String({ minLength: 1, default: "127.0.0.1", description: "host others dial" }),
   SVC_HEALTH_PORT: port("health endpoints (spec example: 8080); 0 = ephemeral", 8080),
   SVC_GRPC_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65_535, description: "0 = ephemeral" })),

@@ -46,6 +46,7 @@ describe("parseReplicaConfig", () => {
     ],
     ["a port that is not a number", { SVC_HEALTH_PORT: "http" }, "SVC_HEALTH_PORT"],
     ["a port out of range", { SVC_GRPC_PORT: "70000" }, "SVC_GRPC_PORT"],
+    ["a bind address with a port", { SVC_HOST: "0.0.0.0:50051" }, "SVC_HOST"],
     ["a pod name with capitals", { SVC_POD_NAME: "Backend-A" }, "SVC_POD_NAME"],
     ["an unknown log level", { SVC_LOG_LEVEL: "loud" }, "SVC_LOG_LEVEL"],
   ];
