@@ -453,15 +453,20 @@ export async function startAgent(config: AgentConfig, options: StartAgentOptions
     const caughtUp = Promise.withResolvers<void>();
     readingToEnd = caughtUp;
     wakeup.wake();
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timedOut = new Promise<boolean>((resolve) => {
-      timer = setTimeout(() => resolve(true), config.stopReadMs);
-    });
-    const late = await Promise.race([caughtUp.promise.then(() => false), timedOut, loop.then(() => false)]);
+    const timer = setTimeout(caughtUp.resolve, config.stopReadMs);
+    // Caught up, out of time, or the loop ended by itself (a fatal error): what is left says which.
+    await Promise.race([
+      caughtUp.promise,
+      loop.then(
+        () => caughtUp.resolve(),
+        () => caughtUp.resolve(),
+      ),
+    ]);
     clearTimeout(timer);
     readingToEnd = undefined;
     const unread = source.bytesUnread();
-    if (late) log.warn({ unreadBytes: unread, stopReadMs: config.stopReadMs }, "stopping with bytes still unread");
+    if (unread > 0)
+      log.warn({ unreadBytes: unread, stopReadMs: config.stopReadMs }, "stopping with bytes still unread");
     else log.info("stopping: everything in the file was read");
   };
 

@@ -68,12 +68,17 @@ function isGenerationName(base: string, sibling: string): boolean {
   return sibling !== base && sibling.startsWith(base) && GENERATION_SUFFIX.test(sibling.slice(base.length));
 }
 
-/** The siblings rotated away after `own` and not empty, oldest first (`own`'s name found among them by inode). */
-function laterThan(own: FileIdentity, siblings: readonly Sibling[]): Sibling[] {
+/**
+ * The siblings rotated away after `own` and not empty, oldest first (`own`'s name found among them by inode). After a
+ * copytruncate copy (`copy`), only those also last written no earlier than it: nothing writes to a copy after it is
+ * made, so an older copy (already read) whose name sorts after it (copies named by hand, `.1` then `.2`) is not one.
+ */
+function laterThan(own: FileIdentity, siblings: readonly Sibling[], copy: boolean): Sibling[] {
   const named = siblings.find((sibling) => sibling.dev === own.dev && sibling.ino === own.ino);
   const self: Generation = { name: named?.name, mtimeMs: own.mtimeMs };
   return siblings
     .filter((sibling) => sibling !== named && sibling.size > 0 && generationOrder(self, sibling) < 0)
+    .filter((sibling) => !copy || sibling.mtimeMs >= own.mtimeMs)
     .sort(generationOrder);
 }
 
@@ -111,17 +116,15 @@ const pick = (info: { dev: number; ino: number; size: number; mtimeMs: number })
  * and before the file now at `path`: the writer rotated more than once while `own` was being finished, or while the
  * agent was stopped. Candidates are the path's siblings named as rotated generations (`GENERATION_SUFFIX`), not
  * empty, not `own` itself nor a copy of it (starting with the bytes `fingerprint` hashes), later than `own` by `generationOrder` (its own name found by
- * its inode), and, with `writtenSinceMs`, last written no earlier than that. Undefined when there is none: the path
- * is next.
+ * its inode), after a copy (`copy`) last written no earlier than it. Undefined when there is none: the path is next.
  */
 export async function nextGeneration(
   path: string,
   own: FileIdentity,
   fingerprint: Fingerprint,
-  writtenSinceMs?: number,
+  copy = false,
 ): Promise<string | undefined> {
-  for (const generation of laterThan(own, siblingsOf(path))) {
-    if (writtenSinceMs !== undefined && generation.mtimeMs < writtenSinceMs) continue;
+  for (const generation of laterThan(own, siblingsOf(path), copy)) {
     const candidate = join(dirname(path), basename(path) + generation.name);
     // Nothing read yet (an empty fingerprint): no copy to tell apart.
     if (fingerprint.length === 0 || !(await hasFingerprint(candidate, fingerprint))) return candidate;
@@ -133,6 +136,6 @@ export async function nextGeneration(
  * Bytes waiting in the generations rotated away after `own` (what `nextGeneration` would read next, copies not told
  * apart), synchronously, for a metrics scrape.
  */
-export function laterGenerationBytes(path: string, own: FileIdentity): number {
-  return laterThan(own, siblingsOf(path)).reduce((sum, generation) => sum + generation.size, 0);
+export function laterGenerationBytes(path: string, own: FileIdentity, copy = false): number {
+  return laterThan(own, siblingsOf(path), copy).reduce((sum, generation) => sum + generation.size, 0);
 }

@@ -203,7 +203,7 @@ export class TailFile implements LineSource {
       const unread = Math.max(0, own.size - current.position);
       const atPath = statSync(this.name, { throwIfNoEntry: false });
       if (atPath !== undefined && atPath.dev === own.dev && atPath.ino === own.ino) return unread;
-      return unread + laterGenerationBytes(this.name, own) + (atPath?.size ?? 0);
+      return unread + laterGenerationBytes(this.name, own, this.#readingCopy) + (atPath?.size ?? 0);
     } catch {
       return 0;
     }
@@ -315,7 +315,7 @@ export class TailFile implements LineSource {
       this.name,
       own,
       current.file.fingerprint(current.position),
-      reason === "copytruncate" ? own.mtimeMs : undefined,
+      reason === "copytruncate",
     );
     const next = generation ? await openAt(generation, 0, this.name) : await openAt(this.name, 0);
     if (!next) return { kind: "idle" };

@@ -75,9 +75,10 @@ describe("two replicas in one group", () => {
 });
 
 describe("a replica killed with -9 under load", () => {
+  const replicas: QueueConsumer[] = [];
   const crashed = pipelineFixture("scale-kill", {
     partitions: 6,
-    beforeTeardown: () => Promise.allSettled(started.map((c) => c.stop())),
+    beforeTeardown: () => Promise.allSettled(replicas.map((c) => c.stop())),
   });
 
   test("after its session timeout the other replica owns every partition, and every id is indexed", async () => {
@@ -89,7 +90,7 @@ describe("a replica killed with -9 under load", () => {
       await producer.send(names.topic, first);
       await waitAllIndexed(sql, names.schema, first.length, 30_000);
       const b = await startConsumer(consumerConfig(addresses, names));
-      started.push(b);
+      replicas.push(b);
       const own = await waitFor(
         "b owns some partitions, a the others",
         async () => {

@@ -25,7 +25,6 @@ export const PURGE_TIMEOUT_MS = 5_000;
 export function cleanupOnSignal(ctx: StackContext, options: SignalCleanupOptions = {}): SignalCleanup {
   const purge = options.purge ?? ((c: StackContext) => down(c, { purge: true }));
   const timeoutMs = options.purgeTimeoutMs ?? PURGE_TIMEOUT_MS;
-  const exit = options.exit ?? ((code: number) => process.exit(code));
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   return exitAfterCleanup(
     async (signal) => {
@@ -38,7 +37,7 @@ export function cleanupOnSignal(ctx: StackContext, options: SignalCleanupOptions
       }
       rmSync(ctx.stateDir, { recursive: true, force: true });
     },
-    { exit },
+    { exit: options.exit },
   );
 }
 

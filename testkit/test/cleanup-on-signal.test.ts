@@ -76,17 +76,6 @@ test("a second signal during the cleanup joins it: one purge, one exit", async (
   }
 });
 
-test("handlers are installed for SIGTERM, SIGINT and SIGHUP, and remove() takes them away", () => {
-  const before = CLEANUP_SIGNALS.map((signal) => process.listenerCount(signal));
-  const t = trial(() => Promise.resolve());
-  try {
-    expect(CLEANUP_SIGNALS.map((signal) => process.listenerCount(signal))).toEqual(before.map((n) => n + 1));
-  } finally {
-    t.dispose();
-  }
-  expect(CLEANUP_SIGNALS.map((signal) => process.listenerCount(signal))).toEqual(before);
-});
-
 /** Whether the process runs: it exists and is not a zombie (one whose parent has not reaped it). */
 function runs(pid: number): boolean {
   try {

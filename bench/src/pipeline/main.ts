@@ -86,6 +86,8 @@ const ctx: BenchContext = {
 };
 
 async function step(section: string, needs: string | undefined, body: () => Promise<void>): Promise<void> {
+  // Interrupted: no section starts processes after the ones killed.
+  if (cleaning) return;
   if (needs) {
     results.skipped.push({ section, reason: needs });
     progress.done(`${section}: skipped (${needs})`);
@@ -103,8 +105,16 @@ async function step(section: string, needs: string | undefined, body: () => Prom
   }
 }
 
+/** Set once the cleanup began (the run's end, or a signal): the one cleanup both wait for. */
+let cleaning: Promise<void> | undefined;
+
 /** Topics, index schemas and the run's directory go, also after a failure; what could not go is printed. */
-async function cleanUp(): Promise<void> {
+function cleanUp(): Promise<void> {
+  cleaning ??= removeAll();
+  return cleaning;
+}
+
+async function removeAll(): Promise<void> {
   const failures = await topics.cleanup();
   for (const index of ctx.indexes) {
     await index.dropAndClose().catch((error: unknown) => failures.push(`drop ${index.schema}: ${String(error)}`));

@@ -85,7 +85,7 @@ export class FileTarget implements SinkTarget {
     try {
       let file = await this.current();
       if (this.rotation && file.size > 0 && file.size + chunk.byteLength > this.rotation.bytes) {
-        file = await this.rotate(file, this.rotation.keep);
+        file = await this.rotate(file, this.rotation);
       }
       // a failed write that left part of a line: end it first, so the next record is not glued to the fragment
       // (the fragment becomes one invalid line, which the agent dead-letters; the record after it stays whole)
@@ -125,9 +125,14 @@ export class FileTarget implements SinkTarget {
     const file = this.file;
     if (file && !this.reopenRequested && (await this.pathStillNames(file))) return file;
     this.reopenRequested = false;
+    return this.reopen(file);
+  }
+
+  /** Leaves `old` (its cut line ended, best effort) and opens the file at the name. */
+  private async reopen(old: OpenFile | undefined): Promise<OpenFile> {
     this.file = undefined;
-    if (file?.unterminated) await this.writeAll(file, NEWLINE).catch(() => undefined); // best effort, old file
-    await file?.handle.close().catch(() => undefined);
+    if (old?.unterminated) await this.writeAll(old, NEWLINE).catch(() => undefined);
+    await old?.handle.close().catch(() => undefined);
     this.file = await this.openFile();
     return this.file;
   }
@@ -136,7 +141,7 @@ export class FileTarget implements SinkTarget {
    * Moves the generations up one and the file to `<name>.1`, then opens a new file at the name; on a failed rename,
    * `file` itself (the batch is written there; the next one tries again).
    */
-  private async rotate(file: OpenFile, keep: number): Promise<OpenFile> {
+  private async rotate(file: OpenFile, { keep }: FileRotation): Promise<OpenFile> {
     try {
       for (let n = keep - 1; n >= 1; n -= 1) {
         await rename(`${this.name}.${n}`, `${this.name}.${n + 1}`).catch((error: unknown) => {
@@ -148,11 +153,7 @@ export class FileTarget implements SinkTarget {
       this.onRotateError(this.failure("rotate", error));
       return file;
     }
-    this.file = undefined;
-    if (file.unterminated) await this.writeAll(file, NEWLINE).catch(() => undefined); // best effort, old file
-    await file.handle.close().catch(() => undefined);
-    this.file = await this.openFile();
-    return this.file;
+    return this.reopen(file);
   }
 
   private async pathStillNames(file: OpenFile): Promise<boolean> {

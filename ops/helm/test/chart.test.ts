@@ -72,6 +72,16 @@ async function envOf(spec: V1PodSpec, c: V1Container, pod: string): Promise<Reco
   return env;
 }
 
+/** A container's env as the manifest sets it (literal values; references are undefined). */
+const envOfContainer = (c: V1Container) => Object.fromEntries((c.env ?? []).map((e) => [e.name, e.value]));
+
+/** The stderr of a render of `set` that helm refuses (a non-zero exit). */
+async function failed(set: Record<string, string>): Promise<string> {
+  const run = await runHelm(["template", RELEASE, CHART_DIR, "--kube-version", KUBE_VERSION, ...setArgs(set)]);
+  expect(run.code).not.toBe(0);
+  return run.stderr;
+}
+
 test("helm lint passes on the chart with the required values", async () => {
   const run = await runHelm(["lint", "--strict", "--kube-version", KUBE_VERSION, CHART_DIR, ...setArgs(REQUIRED)]);
   expect(run.stderr + run.stdout).toContain("1 chart(s) linted, 0 chart(s) failed");
@@ -79,11 +89,6 @@ test("helm lint passes on the chart with the required values", async () => {
 });
 
 test("the render refuses a missing issuer, missing brokers and a non-cluster election backend, naming the value", async () => {
-  const failed = async (set: Record<string, string>) => {
-    const run = await runHelm(["template", RELEASE, CHART_DIR, "--kube-version", KUBE_VERSION, ...setArgs(set)]);
-    expect(run.code).not.toBe(0);
-    return run.stderr;
-  };
   expect(await failed({ "kafka.brokers": "k:9092" })).toContain("idp.issuer is required");
   expect(await failed({ "idp.issuer": REQUIRED["idp.issuer"] })).toContain("kafka.brokers is required");
   // values.schema.json: election backends per component (spec: Limits), and no unknown (mistyped) keys
@@ -320,9 +325,9 @@ test("the audit API's Service: gRPC 50052 and the REST port; endpoint's agent sh
   expect(ports.find((p) => p.name === "grpc")?.port).toBe(50052);
   expect(ports.find((p) => p.name === "rest")?.port).toBe(8052);
   const spec = podSpec(workload(manifests, name("endpoint")));
-  const endpointEnv = Object.fromEntries((container(spec, "endpoint").env ?? []).map((e) => [e.name, e.value]));
+  const endpointEnv = envOfContainer(container(spec, "endpoint"));
   const agent = container(spec, "audit-agent");
-  const agentEnv = Object.fromEntries((agent.env ?? []).map((e) => [e.name, e.value]));
+  const agentEnv = envOfContainer(agent);
   expect(endpointEnv.SVC_AUDIT_LOG_SINK).toBe("file");
   expect(agentEnv.SVC_AGENT_SOURCE).toBe(endpointEnv.SVC_AUDIT_LOG_FILE);
   // a native sidecar: started before endpoint, stopped after it
@@ -334,7 +339,6 @@ test("the audit API's Service: gRPC 50052 and the REST port; endpoint's agent sh
 });
 
 describe("the audit logs of endpoint and the KMS", () => {
-  const envOfContainer = (c: V1Container) => Object.fromEntries((c.env ?? []).map((e) => [e.name, e.value]));
   const pods = [
     { workloadName: name("endpoint"), main: "endpoint", writer: name("queue-consumer-audit") },
     { workloadName: name("kms"), main: "kms", writer: name("queue-consumer-kms-audit") },
@@ -374,11 +378,6 @@ describe("the audit logs of endpoint and the KMS", () => {
   });
 
   test("the render refuses rotated files that would not fit the emptyDir, and a KMS whose audit writer is off", async () => {
-    const failed = async (set: Record<string, string>) => {
-      const run = await runHelm(["template", RELEASE, CHART_DIR, "--kube-version", KUBE_VERSION, ...setArgs(set)]);
-      expect(run.code).not.toBe(0);
-      return run.stderr;
-    };
     expect(await failed({ ...REQUIRED, "endpoint.audit.rotateKeep": "10" })).toContain(
       "endpoint.audit: (rotateKeep + 1) × rotateBytes must be below volumeSizeLimit (1Gi)",
     );
@@ -399,8 +398,7 @@ describe("the audit logs of endpoint and the KMS", () => {
 });
 
 test("the audit API's block cache: its disk tier in an emptyDir sized above its budget; off, neither env nor volume", async () => {
-  const envOf = (spec: V1PodSpec) =>
-    Object.fromEntries((container(spec, "audit-api").env ?? []).map((e) => [e.name, e.value]));
+  const envOf = (spec: V1PodSpec) => envOfContainer(container(spec, "audit-api"));
   const spec = podSpec(workload(manifests, name("audit-api")));
   const env = envOf(spec);
   const dir = env.SVC_AUDIT_API_DISK_CACHE_DIR as string;
@@ -431,12 +429,11 @@ test("each audit writer spools its batches to an emptyDir of its own, sized abov
 });
 
 test("the agent and the audit writers: JavaScriptCore's heap sized as the local stack sizes it, not for the node's RAM", () => {
-  const envOf = (c: V1Container) => Object.fromEntries((c.env ?? []).map((e) => [e.name, e.value]));
   const sized = jscHeapEnv().BUN_JSC_forceRAMSize;
   const agent = container(podSpec(workload(manifests, name("endpoint"))), "audit-agent");
-  expect(envOf(agent).BUN_JSC_forceRAMSize).toBe(sized);
+  expect(envOfContainer(agent).BUN_JSC_forceRAMSize).toBe(sized);
   for (const writer of ["queue-consumer-audit", "queue-consumer-kms-audit"]) {
-    const env = envOf(container(podSpec(workload(manifests, name(writer))), "queue-consumer"));
+    const env = envOfContainer(container(podSpec(workload(manifests, name(writer))), "queue-consumer"));
     expect(env.BUN_JSC_forceRAMSize).toBe(sized);
   }
 });
